@@ -1,0 +1,20 @@
+# ARGUS worker image. Build: docker build -t argus-worker . (docker-compose.yml does it for you).
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    ARGUS_STATE_DIR=/data
+WORKDIR /app
+COPY --from=build /app/package.json /app/package-lock.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# The worker keeps its local state (reports, caches) in /data; mount a volume there.
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+CMD ["node", "dist/worker/main.js"]

@@ -1,0 +1,133 @@
+/**
+ * What an agent or the mechanical gate may ask about the rest of the catalog: whether an entity id
+ * exists, and which entity a SQL table reference names. Built from ids alone, so it carries no
+ * catalog text that could steer a decision.
+ */
+export interface CatalogContext {
+  /** Exact, case-sensitive id lookup: recorded lineage stores ids, so a near miss is a dangling edge. */
+  exists(id: string): boolean;
+  /**
+   * Map a SQL table reference ("raw.customers", "customers", '"Raw"."Customers"', `[dbo].[Orders]`)
+   * to an entity id, case-insensitively. Qualifiers may be left out when the rest is unambiguous and
+   * may be added (a database or schema prefix) when the id does not record them. Ambiguous or
+   * unknown references resolve to undefined.
+   */
+  resolve(name: string): string | undefined;
+}
+
+interface IndexedId {
+  id: string;
+  parts: string[];
+}
+
+/** Build a context over the catalog's entity ids. Pure; later changes to `ids` are not seen. */
+export function createCatalogContext(ids: Iterable<string>): CatalogContext {
+  const known = new Set<string>();
+  // Both "reference is a suffix of the id" and "id is a suffix of the reference" share the last part,
+  // so indexing by it keeps resolve cheap on large catalogs.
+  const byLastPart = new Map<string, IndexedId[]>();
+  for (const id of ids) {
+    if (known.has(id)) continue;
+    known.add(id);
+    const parts = splitQualifiedName(id);
+    const last = parts[parts.length - 1];
+    if (last === undefined) continue;
+    const bucket = byLastPart.get(last);
+    if (bucket) bucket.push({ id, parts });
+    else byLastPart.set(last, [{ id, parts }]);
+  }
+
+  return {
+    exists: (id) => known.has(id),
+    resolve(name) {
+      const ref = splitQualifiedName(name);
+      const last = ref[ref.length - 1];
+      if (last === undefined) return undefined;
+      const bucket = byLastPart.get(last) ?? [];
+      const exact = bucket.filter((e) => sameParts(e.parts, ref));
+      if (exact.length === 1) return exact[0]!.id;
+      if (exact.length > 1) return exact.find((e) => e.id === name)?.id;
+      const partial = bucket.filter((e) => isSuffix(e.parts, ref) || isSuffix(ref, e.parts));
+      return partial.length === 1 ? partial[0]!.id : undefined;
+    },
+  };
+}
+
+/**
+ * Split a possibly quoted, dotted identifier into lowercase parts:
+ * '"Raw"."Customers"' → ["raw", "customers"], "[dbo].[Order Details]" → ["dbo", "order details"].
+ * Empty parts (T-SQL "db..table") are dropped.
+ */
+export function splitQualifiedName(name: string): string[] {
+  const parts: string[] = [];
+  let current = '';
+  let i = 0;
+  const closers: Record<string, string> = { '"': '"', '`': '`', '[': ']' };
+  while (i < name.length) {
+    const c = name[i]!;
+    const close = closers[c];
+    if (close !== undefined) {
+      i++;
+      while (i < name.length) {
+        const d = name[i]!;
+        if (d === close) {
+          // A doubled closing quote is an escaped quote inside the identifier.
+          if (name[i + 1] === close && close !== ']') {
+            current += d;
+            i += 2;
+            continue;
+          }
+          i++;
+          break;
+        }
+        current += d;
+        i++;
+      }
+      continue;
+    }
+    if (c === '.') {
+      if (current.trim() !== '') parts.push(current.trim().toLowerCase());
+      current = '';
+      i++;
+      continue;
+    }
+    current += c;
+    i++;
+  }
+  if (current.trim() !== '') parts.push(current.trim().toLowerCase());
+  return parts;
+}
+
+/**
+ * The words of an identifier, lowercase: snake_case, kebab-case, spaces, camelCase and digit runs are
+ * all boundaries ("cust_first_name" → cust first name, "HomePhone" → home phone, "address1" →
+ * address 1, "HTTPStatus" → http status). Shared by the drafter (to humanise names) and the gate
+ * (to recognise names restated in prose), so the two always agree on what a name says.
+ */
+export function nameWords(name: string): string[] {
+  const hit = wordsCache.get(name);
+  if (hit !== undefined) return [...hit];
+  const words: string[] = [];
+  for (const chunk of name.split(/[^\p{L}\p{N}]+/u)) {
+    if (chunk === '') continue;
+    const pieces = chunk.match(/\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+|\p{L}+/gu) ?? [];
+    for (const p of pieces) words.push(p.toLowerCase());
+  }
+  if (wordsCache.size >= 20000) wordsCache.clear();
+  wordsCache.set(name, words);
+  return [...words];
+}
+
+/** Names repeat across a review (every column, every proposal); splitting them is worth caching. */
+const wordsCache = new Map<string, string[]>();
+
+function sameParts(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((p, i) => p === b[i]);
+}
+
+/** True when `short` is a proper suffix of `long` (fewer parts, same trailing parts). */
+function isSuffix(short: string[], long: string[]): boolean {
+  if (short.length >= long.length) return false;
+  const offset = long.length - short.length;
+  return short.every((p, i) => p === long[offset + i]);
+}

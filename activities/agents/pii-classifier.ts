@@ -1,0 +1,990 @@
+import type { CatalogColumn, CatalogEntity, PiiCategory } from '../../domain/catalog';
+import { PiiCategory as PiiCategorySchema } from '../../domain/catalog';
+import type { PiiTagChange } from '../../domain/proposal';
+
+/**
+ * The no-model PII classifier: decides from column-name tokens, the column type and the table context
+ * (table name tokens and sibling columns). Pure: no I/O, deterministic, safe to call from any activity.
+ */
+
+export type ColumnCategory = PiiCategory | 'business_contact' | 'geo_coarse' | 'identifier' | 'none';
+
+export interface ColumnClassification {
+  pii: boolean;
+  category: ColumnCategory;
+  confidence: number;
+  /** One line, at most 200 characters: the evidence that decided. */
+  explanation: string;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Vocabulary
+
+function words(list: string): Set<string> {
+  return new Set(list.split(/\s+/).filter((w) => w.length > 0));
+}
+
+function wordMap(groups: Partial<Record<Concept, string>>): Map<string, Concept> {
+  const map = new Map<string, Concept>();
+  for (const [concept, list] of Object.entries(groups) as Array<[Concept, string]>) {
+    for (const w of words(list)) map.set(w, concept);
+  }
+  return map;
+}
+
+function phraseMap(groups: Partial<Record<Concept, string>>): Map<string, Concept> {
+  const map = new Map<string, Concept>();
+  for (const [concept, list] of Object.entries(groups) as Array<[Concept, string]>) {
+    for (const phrase of list.split(',')) {
+      const clean = phrase.trim().replace(/\s+/g, ' ');
+      if (clean.length > 0) map.set(clean, concept);
+    }
+  }
+  return map;
+}
+
+/** Abbreviations expanded before anything else looks at a name. */
+const ABBREVIATIONS: ReadonlyMap<string, readonly string[]> = new Map(
+  Object.entries({
+    fname: ['first', 'name'],
+    lname: ['last', 'name'],
+    mname: ['middle', 'name'],
+    uname: ['user', 'name'],
+    dob: ['birth', 'date'],
+    bday: ['birth', 'date'],
+    yob: ['birth', 'year'],
+    addr: ['address'],
+    adr: ['address'],
+    tel: ['phone'],
+    telephone: ['phone'],
+    cellphone: ['phone'],
+    cust: ['customer'],
+    emp: ['employee'],
+    empl: ['employee'],
+    mgr: ['manager'],
+    rep: ['representative'],
+    dept: ['department'],
+    acct: ['account'],
+    nm: ['name'],
+    num: ['number'],
+    nbr: ['number'],
+    nr: ['number'],
+    no: ['number'],
+    dt: ['date'],
+    desc: ['description'],
+    pwd: ['password'],
+    passwd: ['password'],
+    usr: ['user'],
+    pic: ['picture'],
+    img: ['image'],
+    lat: ['latitude'],
+    lng: ['longitude'],
+    lon: ['longitude'],
+    long: ['longitude'],
+    ipv: ['ip'],
+    ipaddr: ['ip', 'address'],
+    cc: ['card'],
+    ccn: ['card', 'number'],
+    ccnum: ['card', 'number'],
+    people: ['person'],
+    persons: ['person'],
+  }),
+);
+
+/** What a name word or phrase can mean; the table context then decides whether it is personal. */
+type Concept =
+  | 'name_part'
+  | 'name'
+  | 'birth'
+  | 'postal'
+  | 'ip'
+  | 'email'
+  | 'phone'
+  | 'extension'
+  | 'national'
+  | 'card'
+  | 'bank'
+  | 'account_number'
+  | 'username'
+  | 'credential'
+  | 'gender'
+  | 'compensation'
+  | 'address'
+  | 'location'
+  | 'geo'
+  | 'free_text'
+  | 'photo'
+  | 'org_name'
+  | 'web'
+  | 'title'
+  | 'salutation'
+  | 'device';
+
+/** Multi-word phrases (after abbreviation expansion), grouped by what they mean. */
+const PHRASES: ReadonlyMap<string, Concept> = phraseMap({
+  national: `
+    social security number, social security, national insurance, national id, national identifier,
+    tax id, tax identifier, tax number, taxpayer id, passport number, id card, identity card, identity number,
+    driver license, drivers license, driver licence, drivers licence, driving license, driving licence
+  `,
+  salutation: 'title of courtesy',
+  birth: 'date of birth, year of birth, birth date, birth day, birth year, born on',
+  geo: 'place of birth, birth place, birth city, birth country, country code, region code, state code, time zone',
+  name_part: `
+    first name, given name, fore name, last name, family name, sur name, middle name, middle initial,
+    maiden name, full name
+  `,
+  postal: 'postal code, post code, zip code, pin code',
+  ip: 'ip address, remote address',
+  email: 'email address, e mail, mail address',
+  phone: 'phone number',
+  card: 'card number, credit card, debit card, card cvv',
+  bank: 'bank account, routing number, sort code',
+  account_number: 'account number',
+  username: 'user name, login name, screen name, user login',
+  credential: `
+    pass word, api key, access token, refresh token, auth token, session token, reset token, private key,
+    security answer, otp secret, mfa secret
+  `,
+  gender: 'gender identity',
+  address: 'street address, address line, house number, street number, street name',
+  location: 'geo location, geo point',
+  free_text: 'about me, medical history',
+  org_name: `
+    company name, business name, organisation name, organization name, org name, employer name, trading name
+  `,
+  web: 'home page, web site, web address',
+  device: 'user agent, mac address',
+  title: 'job title',
+});
+
+/** Single words with a meaning of their own, grouped by meaning. */
+const WORDS: ReadonlyMap<string, Concept> = wordMap({
+  name_part: 'surname forename initials',
+  name: 'name',
+  birth: 'birthday birthdate born',
+  postal: 'zip zipcode postcode postalcode pincode',
+  ip: 'ip',
+  email: 'email mail',
+  phone: 'phone mobile cell fax msisdn',
+  extension: 'extension ext',
+  national: 'ssn sin nin tin itin tfn passport aadhaar nric pesel cpf',
+  card: 'pan cvv cvc',
+  bank: 'iban',
+  username: 'username login handle',
+  credential: 'password pin secret token',
+  gender: 'gender sex pronouns',
+  compensation: 'salary salaries wage wages pay compensation remuneration bonus commission earnings income stipend',
+  address: 'address addresses street apartment',
+  location: 'latitude longitude geolocation coordinates gps',
+  geo: 'city town country region state province county territory nation continent district suburb locality municipality timezone',
+  free_text: 'notes note comments comment remarks remark bio biography memo resume cv',
+  photo: 'photo photograph picture image avatar portrait headshot selfie',
+  org_name: 'company employer organisation organization',
+  web: 'homepage website url',
+  title: 'title',
+  salutation: 'salutation honorific courtesy',
+});
+
+/** Nouns naming a natural person. As a table head they make the table person-like; as a column head, a name. */
+const PERSON_NOUNS = words(`
+  person customer client employee staff user member contact patient individual student pupil teacher instructor
+  tutor doctor physician nurse clinician dentist therapist practitioner author composer subscriber applicant
+  candidate guest visitor passenger driver rider traveler traveller donor volunteer worker contractor freelancer
+  owner landlord borrower beneficiary dependent dependant spouse guardian parent child citizen resident voter
+  participant attendee learner player athlete holder cardholder payee recipient manager supervisor salesperson
+  salesman representative agent clerk assignee reviewer approver requester reporter buyer profile prospect lead
+  hire emergency kin husband wife sibling mother father director actor cashier technician engineer consultant
+  intern trainee officer
+`);
+
+/** Person nouns for people who are paid: evidence that a pay column is an individual's pay. */
+const WORKER_NOUNS = words(`
+  employee staff worker contractor freelancer salesperson salesman representative agent clerk teacher instructor
+  tutor doctor physician nurse clinician manager supervisor driver technician engineer consultant intern trainee
+  officer cashier hire
+`);
+
+/** Nouns naming an organisation or one of its sites: its contact details are business contact, not PII. */
+const ORG_NOUNS = words(`
+  supplier shipper vendor company business store shop office branch merchant carrier manufacturer publisher agency
+  organisation organization org institution bank warehouse factory hospital clinic pharmacy school university
+  college hotel restaurant venue airline retailer distributor dealer dealership firm employer insurer laboratory
+  lab franchise outlet depot headquarters hq subsidiary corporation corporate enterprise brand practice library
+  museum theater theatre cinema gym studio
+`);
+
+/** Places: an organisation's site, unless the table name also names a person (user_locations). */
+const SITE_NOUNS = new Set(['location', 'site', 'premises', 'building', 'facility', 'campus']);
+
+/** Things and catalogue items: none of their columns describe a person by default. */
+const THING_NOUNS = words(`
+  product item part sku film movie album track song genre category book playlist media catalog catalogue inventory
+  asset tag course lesson menu dish recipe animal pet dog cat horse livestock document file report project plan
+  tier feature language currency department team room equipment vehicle model show episode game artwork material
+  ingredient component
+`);
+
+const GEO_NOUNS = words(`
+  region territory country nation city state province district zone continent county area municipality locale
+  timezone
+`);
+
+const LEDGER_NOUNS = words(`
+  ledger gl journal chart coa posting budget fiscal cost center
+`);
+
+const INFRA_NOUNS = words(`
+  server host node machine instance cluster router gateway subnet network vm container pod endpoint datacenter
+  firewall switch
+`);
+
+/** Table names that are themselves an HR compensation record. */
+const PAY_TABLE_NOUNS = words(`
+  salary payroll payslip paycheck wage compensation bonus commission
+`);
+
+/** Words in view and table names that say nothing about what a row is. */
+const NAME_NOISE = words(`
+  v vw view qry query list of and the for summary current full alphabetical extended dim fact stg staging raw tbl
+  t latest date all active detail details info data history log new old tmp temp master mart src snapshot x map
+  link xref
+`);
+
+/** Tokens that may follow a value word without changing what the column holds (phone_number, email_2, ...). */
+const VALUE_SUFFIXES = words(`
+  number line primary secondary alt alternate other main e164 formatted normalized normalised raw value text full
+  masked encrypted enc hash hashed digest lower clean cleaned str string plain txt home work personal private
+  office business international local national current
+`);
+
+const EXTRA_SUFFIXES: Partial<Record<Concept, ReadonlySet<string>>> = {
+  compensation: words(
+    'amount amt usd eur gbp rate pct percent percentage annual monthly yearly hourly weekly gross net base total value paid',
+  ),
+  gender: new Set(['code', 'cd', 'flag']),
+  geo: new Set(['code', 'cd', 'name', 'description', 'iso', 'abbr', 'abbreviation']),
+  birth: new Set(['date', 'year', 'day', 'month']),
+  free_text: new Set(['body', 'content', 'details']),
+  photo: new Set(['path', 'url', 'uri', 'file', 'blob', 'data', 'link']),
+};
+
+const PAY_AMOUNT_WORDS = new Set(['rate', 'amount', 'amt', 'gross', 'net', 'total', 'value', 'sum']);
+
+/** Words around an account number that make it a payout or bank account rather than a record number. */
+const BANK_CONTEXT = words(`
+  bank banking payee payout deposit direct beneficiary refund ach wire sepa remittance disbursement
+`);
+
+const ID_SUFFIXES = new Set(['id', 'key', 'uuid', 'guid', 'pk', 'fk', 'sk', 'ref', 'oid', 'uid', 'nk']);
+const CODE_SUFFIXES = new Set(['number', 'code', 'cd']);
+
+/** Qualities of a name that defer to the table ("legal_name" on a person table is a person's name). */
+const NAME_QUALITIES = words(`
+  legal preferred official real primary current display short long nick common formal informal known previous
+  former alias alternate alt other english local
+`);
+
+const DP_VOCAB = new Set<string>([
+  ...[...WORDS.keys()].filter((w) => w.length >= 3 && !['sin', 'nin', 'tin', 'pan', 'pin', 'ext', 'cpf'].includes(w)),
+  ...[...PHRASES.keys()].flatMap((p) => p.split(' ')).filter((w) => w.length >= 3),
+  ...[...PERSON_NOUNS, ...ORG_NOUNS, ...THING_NOUNS, ...GEO_NOUNS].filter((w) => w.length >= 3 && !w.includes('_')),
+  ...[...VALUE_SUFFIXES].filter((w) => w.length >= 3),
+  ...words(`
+  ip id no emp cust dob ssn addr zip fax sex tax pay ship shipping billing mailing delivery home work code rate
+  date time type status count last first middle given family login user email sales person page web key hire
+  order invoice unit price quantity amount total created updated deleted
+  `),
+]);
+
+/**
+ * Splits an identifier into lower-case word tokens: snake_case, kebab, spaces, camelCase, PascalCase,
+ * acronyms (IPAddress → ip address) and digits; then expands abbreviations and splits glued words
+ * (zipcode → zip code) when every piece is a known word.
+ */
+export function splitIdentifier(raw: string): string[] {
+  const coarse = raw
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .replace(/([a-zA-Z])([0-9])/g, '$1 $2')
+    .replace(/([0-9])([a-zA-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((t) => t.length > 0);
+  const out: string[] = [];
+  for (const token of coarse) {
+    const expanded = ABBREVIATIONS.get(token);
+    if (expanded) {
+      out.push(...expanded);
+      continue;
+    }
+    if (WORDS.has(token) || DP_VOCAB.has(token) || token.length < 5 || /^[0-9]+$/.test(token)) {
+      out.push(token);
+      continue;
+    }
+    const glued = splitGlued(token);
+    for (const piece of glued) out.push(...(ABBREVIATIONS.get(piece) ?? [piece]));
+  }
+  return out;
+}
+
+/** Fewest-pieces split of a glued lower-case word into known words; the word itself when none exists. */
+function splitGlued(word: string): string[] {
+  const best: Array<string[] | undefined> = new Array(word.length + 1);
+  best[0] = [];
+  for (let end = 1; end <= word.length; end++) {
+    for (let start = 0; start < end; start++) {
+      const head = best[start];
+      const piece = word.slice(start, end);
+      if (!head || !DP_VOCAB.has(piece)) continue;
+      const current = best[end];
+      if (!current || current.length > head.length + 1) best[end] = [...head, piece];
+    }
+  }
+  return best[word.length] ?? [word];
+}
+
+function singular(word: string): string {
+  if (word.endsWith('ies') && word.length > 4) return `${word.slice(0, -3)}y`;
+  if (/(ss|sh|ch|x)es$/.test(word)) return word.slice(0, -2);
+  if (word.endsWith('s') && !word.endsWith('ss') && word.length > 3) return word.slice(0, -1);
+  return word;
+}
+
+interface Item {
+  text: string;
+  concept?: Concept;
+}
+
+function toItems(tokens: readonly string[]): Item[] {
+  const items: Item[] = [];
+  let i = 0;
+  outer: while (i < tokens.length) {
+    for (const len of [3, 2]) {
+      if (i + len > tokens.length) continue;
+      const phrase = tokens.slice(i, i + len).join(' ');
+      const hit = PHRASES.get(phrase);
+      if (hit) {
+        items.push({ text: phrase, concept: hit });
+        i += len;
+        continue outer;
+      }
+    }
+    const token = tokens[i] as string;
+    const concept = WORDS.get(token) ?? WORDS.get(singular(token));
+    items.push(concept ? { text: token, concept } : { text: token });
+    i += 1;
+  }
+  return items;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Types
+
+type TypeFamily =
+  'bool' | 'int' | 'decimal' | 'date' | 'text' | 'enum' | 'binary' | 'uuid' | 'inet' | 'spatial' | 'json' | 'unknown';
+
+function typeFamily(type: string): TypeFamily {
+  const t = type.trim().toLowerCase();
+  const word = /^[a-z_]+[0-9]*/.exec(t)?.[0] ?? '';
+  if (/^(enum|set)\b/.test(t)) return 'enum';
+  if (['bool', 'boolean', 'bit'].includes(word)) return 'bool';
+  if (/^(tiny|small|medium|big)?int(eger)?[0-9]*$/.test(word) || /^(big|small)?serial[0-9]*$/.test(word)) return 'int';
+  if (word === 'number') return /\(\s*\d+\s*,\s*[1-9]/.test(t) ? 'decimal' : 'int';
+  if (
+    ['numeric', 'decimal', 'money', 'smallmoney', 'real', 'float', 'float4', 'float8', 'double', 'dec'].includes(word)
+  )
+    return 'decimal';
+  if (
+    [
+      'date',
+      'datetime',
+      'datetime2',
+      'smalldatetime',
+      'timestamp',
+      'timestamptz',
+      'time',
+      'timetz',
+      'year',
+      'datetimeoffset',
+    ].includes(word)
+  )
+    return 'date';
+  if (
+    [
+      'char',
+      'varchar',
+      'nchar',
+      'nvarchar',
+      'text',
+      'ntext',
+      'string',
+      'clob',
+      'nclob',
+      'citext',
+      'character',
+      'tinytext',
+      'mediumtext',
+      'longtext',
+      'varchar2',
+      'nvarchar2',
+      'bpchar',
+      'str',
+    ].includes(word)
+  )
+    return 'text';
+  if (
+    ['image', 'blob', 'bytea', 'binary', 'varbinary', 'longblob', 'mediumblob', 'tinyblob', 'raw', 'bytes'].includes(
+      word,
+    )
+  )
+    return 'binary';
+  if (['uuid', 'uniqueidentifier', 'guid'].includes(word)) return 'uuid';
+  if (['inet', 'cidr'].includes(word)) return 'inet';
+  if (['point', 'geography', 'geometry', 'geopoint'].includes(word)) return 'spatial';
+  if (['json', 'jsonb', 'variant', 'object', 'xml'].includes(word)) return 'json';
+  return 'unknown';
+}
+
+const TEXTUAL: ReadonlySet<TypeFamily> = new Set(['text', 'unknown', 'enum']);
+
+/** Types a value of each kind can plausibly be stored in. */
+const TYPE_FITS: Record<Concept, ReadonlySet<TypeFamily>> = {
+  name_part: TEXTUAL,
+  name: TEXTUAL,
+  birth: new Set(['date', 'text', 'int', 'unknown']),
+  postal: new Set(['text', 'int', 'unknown']),
+  ip: new Set(['text', 'inet', 'int', 'binary', 'unknown']),
+  email: TEXTUAL,
+  phone: new Set(['text', 'int', 'decimal', 'unknown']),
+  extension: new Set(['text', 'int', 'unknown']),
+  national: new Set(['text', 'int', 'decimal', 'binary', 'unknown']),
+  card: new Set(['text', 'int', 'decimal', 'binary', 'unknown']),
+  bank: new Set(['text', 'int', 'decimal', 'binary', 'unknown']),
+  account_number: new Set(['text', 'int', 'decimal', 'binary', 'unknown']),
+  username: TEXTUAL,
+  credential: new Set(['text', 'binary', 'uuid', 'unknown']),
+  gender: new Set(['text', 'enum', 'int', 'bool', 'unknown']),
+  compensation: new Set(['int', 'decimal', 'text', 'unknown']),
+  address: TEXTUAL,
+  location: new Set(['decimal', 'spatial', 'text', 'json', 'unknown']),
+  geo: new Set(['text', 'enum', 'int', 'unknown', 'decimal']),
+  free_text: new Set(['text', 'unknown', 'json']),
+  photo: new Set(['binary', 'text', 'unknown']),
+  org_name: TEXTUAL,
+  web: TEXTUAL,
+  title: TEXTUAL,
+  salutation: TEXTUAL,
+  device: TEXTUAL,
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Table context
+
+type TableKind = 'person' | 'organisation' | 'thing' | 'geo' | 'ledger' | 'infra' | 'neutral';
+
+interface TableContext {
+  kind: TableKind;
+  /** Why the kind was chosen, for explanations. */
+  reason: string;
+  /** Some token of the table name names a person (customer_addresses, dept_emp). */
+  mentionsPerson: boolean;
+  /** The table is a pay record or links a paid person (emp_no, staff_id) next to its columns. */
+  payContext: boolean;
+  /** The table name itself says pay (salaries, payroll, employee_pay_history). */
+  payTable: boolean;
+  /** The table name speaks of bank details or payouts. */
+  bankContext: boolean;
+}
+
+function nounKind(word: string): TableKind | undefined {
+  const w = singular(word);
+  if (PAY_TABLE_NOUNS.has(w) || PERSON_NOUNS.has(w)) return 'person';
+  if (ORG_NOUNS.has(w)) return 'organisation';
+  if (GEO_NOUNS.has(w)) return 'geo';
+  if (THING_NOUNS.has(w)) return 'thing';
+  if (LEDGER_NOUNS.has(w)) return 'ledger';
+  if (INFRA_NOUNS.has(w)) return 'infra';
+  return undefined;
+}
+
+function isPersonWord(word: string): boolean {
+  return PERSON_NOUNS.has(singular(word));
+}
+
+function isOrgWord(word: string): boolean {
+  return ORG_NOUNS.has(singular(word));
+}
+
+interface ColumnShape {
+  items: Item[];
+  concept?: Concept;
+  modifiers: string[];
+}
+
+/** Finds the value concept: the last concept whose following tokens are only value suffixes. */
+function shapeOf(name: string): ColumnShape {
+  const items = toItems(splitIdentifier(name));
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i] as Item;
+    if (!item.concept) continue;
+    // avatar_url, photo_path: the link to a photo is read as the photo.
+    if (item.concept === 'web' && items.slice(0, i).some((t) => t.concept === 'photo')) continue;
+    const extra = EXTRA_SUFFIXES[item.concept];
+    const tailOk = items
+      .slice(i + 1)
+      .every((t) => VALUE_SUFFIXES.has(t.text) || /^[0-9]+$/.test(t.text) || extra?.has(t.text));
+    if (!tailOk) break;
+    // Nearest qualifier first: in contact_company_phone the company, not the contact, owns the phone.
+    const before = items
+      .slice(0, i)
+      .map((t) => t.text)
+      .reverse();
+    const after = items.slice(i + 1).map((t) => t.text);
+    return { items, concept: item.concept, modifiers: [...before, ...after] };
+  }
+  return { items, modifiers: items.map((t) => t.text) };
+}
+
+function tableContext(entity: CatalogEntity): TableContext {
+  let tokens = splitIdentifier(entity.name).filter((t) => !NAME_NOISE.has(t) && !/^[0-9]+$/.test(t));
+  // "Sales by Category": what follows "by"/"per" is a grouping, not the row.
+  const cut = tokens.findIndex((t) => t === 'by' || t === 'per');
+  if (cut > 0) tokens = tokens.slice(0, cut);
+  const mentionsPerson = tokens.some(isPersonWord) || tokens.some((t) => PAY_TABLE_NOUNS.has(singular(t)));
+  let kind: TableKind = 'neutral';
+  let reason = `table "${entity.name}" is no organisation or catalogue`;
+  for (let i = tokens.length - 1; i >= 0; i--) {
+    const word = singular(tokens[i] as string);
+    const k = SITE_NOUNS.has(word) ? (mentionsPerson ? 'person' : 'organisation') : nounKind(word);
+    if (k) {
+      kind = k;
+      reason = `table "${entity.name}" is ${describeKind(k)}`;
+      break;
+    }
+  }
+
+  const shapes = entity.columns.map((c) => ({ column: c, shape: shapeOf(c.name) }));
+  const unqualified = (s: ColumnShape): boolean => s.modifiers.every((m) => m.length <= 1 || NAME_QUALITIES.has(m));
+  const personNames = shapes.filter((s) => s.shape.concept === 'name_part' && unqualified(s.shape));
+  const personFacts = shapes.filter(
+    (s) =>
+      (s.shape.concept === 'birth' || s.shape.concept === 'gender' || s.shape.concept === 'national') &&
+      unqualified(s.shape),
+  );
+  const orgNames = shapes.filter((s) => s.shape.concept === 'org_name' && unqualified(s.shape));
+
+  if (personNames.length > 0 && kind !== 'organisation') {
+    if (kind !== 'person') reason = `columns such as ${personNames[0]?.column.name} make "${entity.name}" person-like`;
+    kind = 'person';
+  } else if (personFacts.length > 0 && kind === 'neutral') {
+    kind = 'person';
+    reason = `column ${personFacts[0]?.column.name} makes "${entity.name}" person-like`;
+  } else if (orgNames.length > 0 && (kind === 'person' || kind === 'neutral')) {
+    // A row that carries a company name and no person name describes an organisation (B2B customers).
+    kind = 'organisation';
+    reason = `"${entity.name}" rows carry ${orgNames[0]?.column.name} and no person name, so describe organisations`;
+  }
+
+  const payTable = tokens.some((t) => PAY_TABLE_NOUNS.has(singular(t)) || t === 'pay');
+  const payContext =
+    payTable ||
+    tokens.some((t) => WORKER_NOUNS.has(singular(t))) ||
+    shapes.some((s) => {
+      const nameWords = s.shape.items.map((t) => t.text);
+      const last = nameWords[nameWords.length - 1];
+      return (
+        last !== undefined &&
+        (ID_SUFFIXES.has(last) || CODE_SUFFIXES.has(last)) &&
+        nameWords.some((w) => WORKER_NOUNS.has(singular(w)))
+      );
+    });
+
+  const bankContext = tokens.some((t) => BANK_CONTEXT.has(singular(t)));
+  return { kind, reason, mentionsPerson: mentionsPerson || kind === 'person', payContext, payTable, bankContext };
+}
+
+function describeKind(kind: TableKind): string {
+  switch (kind) {
+    case 'person':
+      return 'person-like';
+    case 'organisation':
+      return 'an organisation';
+    case 'thing':
+      return 'a catalogue of things';
+    case 'geo':
+      return 'a geography table';
+    case 'ledger':
+      return 'a ledger';
+    case 'infra':
+      return 'infrastructure';
+    case 'neutral':
+      return 'neutral';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Decision
+
+type Owner = 'person' | 'organisation' | 'thing' | 'geo' | undefined;
+
+/** The nearest qualifying noun to the left of the value word decides whose value it is. */
+function ownerOf(modifiers: readonly string[]): { owner: Owner; word?: string } {
+  for (const m of modifiers) {
+    if (m.length <= 1 || VALUE_SUFFIXES.has(m)) continue;
+    if (isPersonWord(m)) return { owner: 'person', word: m };
+    if (isOrgWord(m)) return { owner: 'organisation', word: m };
+    const k = nounKind(m);
+    if (k === 'geo') return { owner: 'geo', word: m };
+    if (k === 'thing') return { owner: 'thing', word: m };
+  }
+  return { owner: undefined };
+}
+
+interface Verdict {
+  category: ColumnCategory;
+  pii: boolean;
+  confidence: number;
+  why: string;
+}
+
+const pii = (category: PiiCategory, confidence: number, why: string): Verdict => ({
+  category,
+  pii: true,
+  confidence,
+  why,
+});
+const notPii = (category: Exclude<ColumnCategory, PiiCategory>, confidence: number, why: string): Verdict => ({
+  category,
+  pii: false,
+  confidence,
+  why,
+});
+
+const STRONG_KEYED: ReadonlySet<Concept> = new Set(['national', 'card']);
+const ID_VALUE_CONCEPTS: ReadonlySet<Concept> = new Set(['email', 'username', 'national', 'phone']);
+
+/**
+ * Classifies one column of `entity`. Pure and deterministic; the explanation names the deciding evidence
+ * (name tokens, type, table context) in one line of at most 200 characters.
+ */
+export function classifyColumn(column: CatalogColumn, entity: CatalogEntity): ColumnClassification {
+  const verdict = decide(column, entity);
+  const explanation = `${column.name}: ${verdict.why}`.replace(/\s+/g, ' ').trim();
+  return {
+    pii: verdict.pii,
+    category: verdict.category,
+    confidence: Math.round(verdict.confidence * 100) / 100,
+    explanation: explanation.length > 200 ? `${explanation.slice(0, 197)}...` : explanation,
+  };
+}
+
+function decide(column: CatalogColumn, entity: CatalogEntity): Verdict {
+  const shape = shapeOf(column.name);
+  const family = typeFamily(column.type);
+  const table = tableContext(entity);
+  const nameWords = shape.items.map((t) => t.text);
+  const last = nameWords[nameWords.length - 1] ?? '';
+  const keyed = column.primary_key || column.foreign_key !== undefined;
+  const tokensText = `tokens "${nameWords.join(' ')}"`;
+
+  // Keys: a surrogate or foreign key identifies a row, not a person, unless the key is itself a national id or card.
+  if (keyed && (family === 'int' || family === 'uuid') && !(shape.concept && STRONG_KEYED.has(shape.concept))) {
+    return notPii(
+      'identifier',
+      0.95,
+      `${column.primary_key ? 'primary' : 'foreign'} key of type ${column.type}: surrogate identifier`,
+    );
+  }
+  if (ID_SUFFIXES.has(last)) {
+    const before = shape.items[shape.items.length - 2]?.concept;
+    if (before && ID_VALUE_CONCEPTS.has(before) && !keyed && TEXTUAL.has(family)) {
+      return conceptVerdict(before, { ...shape, concept: before }, family, table, column, tokensText);
+    }
+    return notPii('identifier', 0.9, `${tokensText} end in "${last}": a key, not personal data`);
+  }
+  if (!shape.concept) {
+    if (CODE_SUFFIXES.has(last) && nameWords.length > 1) {
+      return notPii('identifier', 0.8, `${tokensText} name a code or number of a record, not of a person`);
+    }
+    if (column.foreign_key !== undefined) return notPii('identifier', 0.85, `foreign key with ${tokensText}`);
+    // A column named after a person's role (manager, salesperson, contact_person) holds that person.
+    if (isPersonWord(last) && !isOrgWord(last)) {
+      if (TEXTUAL.has(family))
+        return pii(
+          'person_name',
+          0.65,
+          `${tokensText} name a person's role and the type ${column.type} holds text: a person's name`,
+        );
+      if (family === 'int' || family === 'uuid')
+        return notPii('identifier', 0.7, `${tokensText} name a role but type ${column.type} is a reference`);
+    }
+    if (family === 'spatial')
+      return conceptVerdict(
+        'location',
+        { ...shape, concept: 'location' },
+        family,
+        table,
+        column,
+        `type ${column.type}`,
+      );
+    // On a pay record (salaries, employee_pay_history) the rate or amount is the pay itself.
+    if (
+      table.payTable &&
+      (family === 'decimal' || family === 'int') &&
+      nameWords.some((w) => PAY_AMOUNT_WORDS.has(w))
+    ) {
+      return pii('compensation', 0.7, `numeric ${tokensText}; ${table.reason}: an individual's pay`);
+    }
+    return notPii('none', 0.8, `${tokensText} match no personal-data pattern`);
+  }
+  if (column.foreign_key !== undefined && !['email', 'username', 'national', 'card', 'phone'].includes(shape.concept)) {
+    return notPii('identifier', 0.85, `foreign key with ${tokensText}`);
+  }
+  return conceptVerdict(shape.concept, shape, family, table, column, tokensText);
+}
+
+function conceptVerdict(
+  concept: Concept,
+  shape: ColumnShape,
+  family: TypeFamily,
+  table: TableContext,
+  column: CatalogColumn,
+  tokensText: string,
+): Verdict {
+  if (!TYPE_FITS[concept].has(family)) {
+    return notPii(
+      'none',
+      0.7,
+      `${tokensText} suggest ${concept.replace('_', ' ')} but type ${column.type} cannot hold one`,
+    );
+  }
+  const { owner, word: ownerWord } = ownerOf(shape.modifiers);
+  const ownerText = ownerWord
+    ? `qualifier "${ownerWord}" names ${owner === 'person' ? 'a person' : owner === 'organisation' ? 'an organisation' : 'a place or thing'}`
+    : table.reason;
+  // Whose contact detail is this: a person's (PII) or an organisation's (business contact)?
+  const contactOwner = (): 'person' | 'organisation' | 'coarse' =>
+    owner === 'person'
+      ? 'person'
+      : owner === 'organisation'
+        ? 'organisation'
+        : owner === 'geo'
+          ? 'coarse'
+          : table.kind === 'organisation' || table.kind === 'thing'
+            ? 'organisation'
+            : table.kind === 'geo'
+              ? 'coarse'
+              : 'person';
+  const personal =
+    owner === 'person' ||
+    (owner === undefined &&
+      (table.kind === 'person' || table.kind === 'neutral' || table.kind === 'ledger' || table.kind === 'infra'));
+
+  switch (concept) {
+    case 'name_part':
+      if (owner === 'organisation')
+        return notPii('business_contact', 0.6, `${tokensText}; ${ownerText}: an organisation's name`);
+      return pii('person_name', 0.95, `${tokensText} name a part of a person's name`);
+    case 'name':
+      return nameVerdict(shape, table, tokensText);
+    case 'birth':
+      if (!personal) return notPii('none', 0.6, `${tokensText} is a birth date,; ${ownerText}: not a person`);
+      return pii(
+        'birth_date',
+        family === 'date' ? 0.95 : 0.85,
+        `${tokensText} with type ${column.type}: a date of birth`,
+      );
+    case 'gender':
+      if (!personal) return notPii('none', 0.6, `${tokensText}; ${ownerText}: not a person`);
+      return pii('gender', 0.9, `${tokensText}: a person's gender or sex`);
+    case 'national':
+      if (owner === 'organisation' || (owner === undefined && table.kind === 'organisation')) {
+        return notPii('business_contact', 0.7, `${tokensText}; ${ownerText}: a business registration or tax number`);
+      }
+      return pii('national_id', 0.9, `${tokensText}: a government-issued personal identifier`);
+    case 'card':
+      if (owner === 'organisation' || (owner === undefined && table.kind === 'organisation')) {
+        return notPii('business_contact', 0.6, `${tokensText}; ${ownerText}: an organisation's card`);
+      }
+      return pii('payment_card', 0.9, `${tokensText}: a payment card number or code`);
+    case 'bank':
+    case 'account_number':
+      return bankVerdict(concept, shape, owner, table, tokensText, ownerText);
+    case 'username':
+      if (table.kind === 'thing' || table.kind === 'geo' || owner === 'organisation') {
+        return notPii('none', 0.6, `${tokensText}; ${table.reason}: not a person's login`);
+      }
+      return pii('username', 0.85, `${tokensText}: a login or handle of a person`);
+    case 'credential':
+      if (table.kind === 'thing' || table.kind === 'geo') return notPii('none', 0.55, `${tokensText}; ${table.reason}`);
+      return pii(
+        'credential',
+        table.mentionsPerson || owner === 'person' ? 0.85 : 0.65,
+        `${tokensText}: a secret that authenticates an account`,
+      );
+    case 'ip':
+      if (table.kind === 'infra' && owner !== 'person')
+        return notPii('none', 0.6, `${tokensText}; ${table.reason}: a machine's address`);
+      return pii('ip_address', 0.85, `${tokensText}: an IP address, which identifies a person's device`);
+    case 'email':
+    case 'phone':
+    case 'address':
+    case 'postal':
+    case 'location':
+      return contactVerdict(concept, contactOwner(), tokensText, ownerText, table, column, family);
+    case 'extension':
+      if (table.kind === 'person' && owner !== 'organisation')
+        return pii('phone', 0.55, `${tokensText}; ${table.reason}: a person's phone extension`);
+      return notPii('none', 0.6, `${tokensText} outside a person table`);
+    case 'compensation':
+      if (
+        owner === 'person' ||
+        table.kind === 'person' ||
+        (table.payContext && table.kind !== 'thing' && table.kind !== 'organisation')
+      ) {
+        return pii(
+          'compensation',
+          0.85,
+          `${tokensText} with ${owner === 'person' ? ownerText : table.kind === 'person' ? table.reason : 'a paid person linked on the row'}: an individual's pay`,
+        );
+      }
+      return notPii(
+        'none',
+        0.65,
+        `${tokensText} but ${table.reason}, with no person on the row: not an individual's pay`,
+      );
+    case 'free_text':
+      if (owner === 'person' || (owner === undefined && table.kind === 'person')) {
+        return pii('free_text_personal', 0.75, `free text (${tokensText}); ${ownerText}: notes about a person`);
+      }
+      return notPii('none', 0.6, `free text (${tokensText}); ${ownerText}: not about a person`);
+    case 'photo':
+      if (owner === 'person' || (owner === undefined && table.kind === 'person')) {
+        // A person's photograph is personal data but PiiCategory has no image/biometric category.
+        return {
+          category: 'none',
+          pii: true,
+          confidence: 0.7,
+          why: `${tokensText}; ${ownerText}: a photograph of a person (no ARGUS category)`,
+        };
+      }
+      return notPii('none', 0.7, `${tokensText}; ${ownerText}: an image of a thing`);
+    case 'geo':
+      return notPii('geo_coarse', 0.9, `${tokensText}: coarse geography, not personal on its own`);
+    case 'org_name':
+      return notPii('business_contact', 0.85, `${tokensText}: the name of an organisation`);
+    case 'web':
+      if (table.kind === 'organisation' || table.kind === 'thing' || owner === 'organisation') {
+        return notPii('business_contact', 0.75, `${tokensText}; ${table.reason}: an organisation's website`);
+      }
+      return notPii('none', 0.6, `${tokensText}: a web address`);
+    case 'title':
+      return notPii('none', 0.85, `${tokensText}: a title (job, work or courtesy), not identifying on its own`);
+    case 'salutation':
+      return notPii('none', 0.5, `${tokensText}: a courtesy title, not identifying on its own`);
+    case 'device':
+      return notPii('none', 0.6, `${tokensText}: device metadata`);
+  }
+}
+
+const CONTACT_CATEGORY: Record<'email' | 'phone' | 'address' | 'postal' | 'location', PiiCategory> = {
+  email: 'email',
+  phone: 'phone',
+  address: 'address',
+  postal: 'postal_code',
+  location: 'precise_location',
+};
+
+function contactVerdict(
+  concept: 'email' | 'phone' | 'address' | 'postal' | 'location',
+  who: 'person' | 'organisation' | 'coarse',
+  tokensText: string,
+  ownerText: string,
+  table: TableContext,
+  column: CatalogColumn,
+  family: TypeFamily,
+): Verdict {
+  const category = CONTACT_CATEGORY[concept];
+  const label = category.replace('_', ' ');
+  if (who === 'organisation')
+    return notPii('business_contact', 0.8, `${tokensText}; ${ownerText}: a business's ${label}`);
+  if (who === 'coarse')
+    return notPii('geo_coarse', 0.7, `${tokensText}; ${ownerText}: describes a place, not a person`);
+  const base = table.kind === 'person' ? 0.9 : 0.75;
+  const typed = concept === 'phone' && family === 'int' ? base - 0.2 : base;
+  return pii(
+    category,
+    typed,
+    `${tokensText}; ${ownerText}${family === 'int' ? ` (type ${column.type})` : ''}: a person's ${label}`,
+  );
+}
+
+function nameVerdict(shape: ColumnShape, table: TableContext, tokensText: string): Verdict {
+  for (const m of shape.modifiers) {
+    if (m.length <= 1 || NAME_QUALITIES.has(m)) continue;
+    if (isPersonWord(m)) return pii('person_name', 0.85, `${tokensText}: the name of a ${singular(m)}, a person`);
+    if (isOrgWord(m))
+      return notPii('business_contact', 0.8, `${tokensText}: the name of a ${singular(m)}, an organisation`);
+    if (nounKind(m) === 'geo') return notPii('geo_coarse', 0.8, `${tokensText}: the name of a place`);
+    return notPii('none', 0.7, `${tokensText}: a ${m} name, not a person's`);
+  }
+  switch (table.kind) {
+    case 'person':
+      return pii('person_name', 0.8, `${tokensText}; ${table.reason}: a person's name`);
+    case 'organisation':
+      return notPii('business_contact', 0.75, `${tokensText}; ${table.reason}: an organisation's name`);
+    case 'geo':
+      return notPii('geo_coarse', 0.8, `${tokensText}; ${table.reason}: a place name`);
+    default:
+      return notPii('none', 0.7, `${tokensText}; ${table.reason}: names a record, not a person`);
+  }
+}
+
+function bankVerdict(
+  concept: 'bank' | 'account_number',
+  shape: ColumnShape,
+  owner: Owner,
+  table: TableContext,
+  tokensText: string,
+  ownerText: string,
+): Verdict {
+  if (table.kind === 'ledger')
+    return notPii('none', 0.8, `${tokensText}; ${table.reason}: a bookkeeping account, not a person's bank account`);
+  if (owner === 'organisation' || (owner === undefined && table.kind === 'organisation')) {
+    return notPii('business_contact', 0.7, `${tokensText}; ${ownerText}: an organisation's bank account`);
+  }
+  if (concept === 'bank') return pii('bank_account', 0.85, `${tokensText}: a bank account identifier`);
+  // A bare account number is usually the record's own number (customer account AW0001); only bank or
+  // payout context makes it a person's bank account.
+  const bankish = table.bankContext || shape.modifiers.some((m) => BANK_CONTEXT.has(m));
+  if (bankish && (owner === 'person' || table.mentionsPerson || table.kind === 'neutral')) {
+    return pii('bank_account', 0.75, `${tokensText} in a bank/payout context: a person's bank account`);
+  }
+  return notPii('identifier', 0.6, `${tokensText} with no bank or payout context: an account's record number`);
+}
+
+/**
+ * Proposes a PII tag for every column classified as personal data that has no pii tag yet and is not
+ * listed in `entity.pii_exceptions`. Columns that are personal but fit no PiiCategory (a photograph) are
+ * skipped, since a tag needs a category.
+ */
+export function proposePiiTags(entity: CatalogEntity): PiiTagChange[] {
+  const exceptions = new Set(entity.pii_exceptions.map((c) => c.toLowerCase()));
+  const changes: PiiTagChange[] = [];
+  for (const column of entity.columns) {
+    if (column.tags.some((t) => t.kind === 'pii')) continue;
+    if (exceptions.has(column.name.toLowerCase())) continue;
+    const result = classifyColumn(column, entity);
+    const category = PiiCategorySchema.safeParse(result.category);
+    if (!result.pii || !category.success) continue;
+    changes.push({
+      kind: 'pii_tag',
+      column: column.name,
+      category: category.data,
+      confidence: result.confidence,
+      explanation: result.explanation,
+    });
+  }
+  return changes;
+}

@@ -1,0 +1,305 @@
+/**
+ * A small reader for the one question the lineage checker asks of a view definition: which tables
+ * does this SELECT read? It tokenises (dropping comments and string literals), then walks FROM and
+ * JOIN lists with a stack of parenthesis frames. It is not a SQL parser: it never rejects input and
+ * never throws, and on SQL it does not understand it returns what it could recognise.
+ */
+
+type Token =
+  | { kind: 'word'; text: string; upper: string }
+  | { kind: 'quoted'; text: string }
+  | { kind: 'literal' }
+  | { kind: 'punct'; text: string };
+
+/** Keywords that end a FROM list at the current nesting level. */
+const CLAUSE_END = new Set([
+  'WHERE',
+  'GROUP',
+  'HAVING',
+  'ORDER',
+  'LIMIT',
+  'OFFSET',
+  'FETCH',
+  'UNION',
+  'INTERSECT',
+  'EXCEPT',
+  'MINUS',
+  'WINDOW',
+  'QUALIFY',
+  'RETURNING',
+  'INTO',
+  'FOR',
+  'CONNECT',
+  'START',
+  'OPTION',
+]);
+
+/** Words that cannot start a table reference where one is expected. */
+const NOT_A_TABLE = new Set([...CLAUSE_END, 'SELECT', 'FROM', 'JOIN', 'ON', 'USING', 'AS', 'WITH', 'VALUES']);
+
+const QUERY_START = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE']);
+
+/**
+ * Table references a SELECT reads (FROM and JOIN items, comma joins, subqueries at any depth),
+ * normalised to unquoted lowercase dotted names and deduplicated in order of first appearance.
+ * Names of WITH-clause CTEs and table-valued function calls (generate_series(...)) are left out.
+ */
+export function tablesReadBySql(sql: string): string[] {
+  const tokens = tokenize(sql);
+  // CTE names are excluded statement-wide rather than by scope: a CTE that shadows a real table of
+  // the same bare name in a sibling subquery is rare, and a qualified reference is never excluded.
+  const cteNames = collectCteNames(tokens);
+  const found: string[] = [];
+  const seen = new Set<string>();
+
+  type State = 'none' | 'expect' | 'after';
+  interface Frame {
+    state: State;
+    query: boolean;
+  }
+  let stack: Frame[] = [{ state: 'none', query: false }];
+
+  for (let i = 0; i < tokens.length; i++) {
+    const tok = tokens[i]!;
+    const frame = stack[stack.length - 1]!;
+
+    if (tok.kind === 'punct') {
+      if (tok.text === '(') {
+        if (frame.state === 'expect') {
+          // "( SELECT ..." is a derived table; anything else is a parenthesised join list.
+          frame.state = 'after';
+          const next = tokens[i + 1];
+          const derived = next?.kind === 'word' && QUERY_START.has(next.upper);
+          stack.push({ state: derived ? 'none' : 'expect', query: false });
+        } else {
+          stack.push({ state: 'none', query: false });
+        }
+      } else if (tok.text === ')') {
+        if (stack.length > 1) stack.pop();
+      } else if (tok.text === ';') {
+        stack = [{ state: 'none', query: false }];
+      } else if (tok.text === ',' && frame.state === 'after') {
+        frame.state = 'expect';
+      }
+      continue;
+    }
+
+    if (frame.state === 'expect') {
+      if (tok.kind === 'word' && (tok.upper === 'LATERAL' || tok.upper === 'ONLY')) continue;
+      if (tok.kind === 'word' && tok.upper === 'ROWS' && isWord(tokens[i + 1], 'FROM')) {
+        i++; // ROWS FROM (f(), g()): function calls only.
+        frame.state = 'after';
+        continue;
+      }
+      if (tok.kind === 'quoted' || (tok.kind === 'word' && !NOT_A_TABLE.has(tok.upper))) {
+        const { parts, end } = readQualifiedName(tokens, i);
+        frame.state = 'after';
+        i = end - 1;
+        const next = tokens[end];
+        if (next?.kind === 'punct' && next.text === '(') continue; // table-valued function call
+        const name = parts.join('.');
+        const isCte = parts.length === 1 && cteNames.has(name);
+        if (name !== '' && !isCte && !seen.has(name)) {
+          seen.add(name);
+          found.push(name);
+        }
+        continue;
+      }
+      if (tok.kind !== 'word') {
+        frame.state = 'after';
+        continue;
+      }
+    }
+
+    if (tok.kind !== 'word') continue;
+    const kw = tok.upper;
+    if (kw === 'SELECT') {
+      frame.query = true;
+      frame.state = 'none';
+    } else if (kw === 'FROM') {
+      // FROM also appears inside expressions: IS [NOT] DISTINCT FROM, EXTRACT(x FROM y),
+      // SUBSTRING(x FROM n), TRIM(... FROM x). Those sit in frames that never saw a SELECT.
+      if (frame.query && !isWord(tokens[i - 1], 'DISTINCT')) frame.state = 'expect';
+    } else if (kw === 'JOIN' || kw === 'APPLY' || kw === 'STRAIGHT_JOIN') {
+      if (frame.state !== 'none') frame.state = 'expect';
+    } else if (CLAUSE_END.has(kw)) {
+      frame.state = 'none';
+    }
+  }
+  return found;
+}
+
+function isWord(tok: Token | undefined, upper: string): boolean {
+  return tok?.kind === 'word' && tok.upper === upper;
+}
+
+/** name ( . name )*, tolerating "db..table"; returns lowercase parts and the index after the name. */
+function readQualifiedName(tokens: Token[], start: number): { parts: string[]; end: number } {
+  const parts: string[] = [];
+  const first = tokens[start]!;
+  if (first.kind === 'word' || first.kind === 'quoted') parts.push(first.text.toLowerCase());
+  let j = start + 1;
+  while (j < tokens.length) {
+    const dot = tokens[j];
+    if (!(dot?.kind === 'punct' && dot.text === '.')) break;
+    const next = tokens[j + 1];
+    if (next?.kind === 'word' || next?.kind === 'quoted') {
+      parts.push(next.text.toLowerCase());
+      j += 2;
+    } else if (next?.kind === 'punct' && next.text === '.') {
+      j += 1;
+    } else {
+      break;
+    }
+  }
+  return { parts: parts.filter((p) => p !== ''), end: j };
+}
+
+/** Names defined by WITH [RECURSIVE] name [(cols)] AS [NOT] [MATERIALIZED] ( ... ) [, ...]. */
+function collectCteNames(tokens: Token[]): Set<string> {
+  const names = new Set<string>();
+  for (let i = 0; i < tokens.length; i++) {
+    if (!isWord(tokens[i], 'WITH')) continue;
+    let j = i + 1;
+    if (isWord(tokens[j], 'RECURSIVE')) j++;
+    for (;;) {
+      const nameTok = tokens[j];
+      if (!(nameTok?.kind === 'word' || nameTok?.kind === 'quoted')) break;
+      let k = j + 1;
+      if (isPunct(tokens[k], '(')) k = skipBalanced(tokens, k);
+      if (!isWord(tokens[k], 'AS')) break;
+      k++;
+      if (isWord(tokens[k], 'NOT')) k++;
+      if (isWord(tokens[k], 'MATERIALIZED')) k++;
+      if (!isPunct(tokens[k], '(')) break;
+      names.add(nameTok.text.toLowerCase());
+      k = skipBalanced(tokens, k);
+      if (!isPunct(tokens[k], ',')) break;
+      j = k + 1;
+    }
+  }
+  return names;
+}
+
+function isPunct(tok: Token | undefined, text: string): boolean {
+  return tok?.kind === 'punct' && tok.text === text;
+}
+
+/** Index just after the parenthesis that closes the one at `open`. */
+function skipBalanced(tokens: Token[], open: number): number {
+  let depth = 0;
+  for (let k = open; k < tokens.length; k++) {
+    const t = tokens[k]!;
+    if (t.kind !== 'punct') continue;
+    if (t.text === '(') depth++;
+    else if (t.text === ')' && --depth === 0) return k + 1;
+  }
+  return tokens.length;
+}
+
+const WORD_START = /[\p{L}_]/u;
+const WORD_PART = /[\p{L}\p{N}_$]/u;
+
+function tokenize(sql: string): Token[] {
+  const out: Token[] = [];
+  const n = sql.length;
+  let i = 0;
+  while (i < n) {
+    const c = sql[i]!;
+    if (/\s/.test(c)) {
+      i++;
+    } else if (c === '-' && sql[i + 1] === '-') {
+      const nl = sql.indexOf('\n', i);
+      i = nl < 0 ? n : nl + 1;
+    } else if (c === '/' && sql[i + 1] === '*') {
+      // PostgreSQL nests block comments; other dialects never contain "/*" inside one in practice.
+      let depth = 1;
+      i += 2;
+      while (i < n && depth > 0) {
+        if (sql[i] === '/' && sql[i + 1] === '*') {
+          depth++;
+          i += 2;
+        } else if (sql[i] === '*' && sql[i + 1] === '/') {
+          depth--;
+          i += 2;
+        } else {
+          i++;
+        }
+      }
+    } else if (c === "'") {
+      i = skipString(sql, i, false);
+      out.push({ kind: 'literal' });
+    } else if (c === '$' && /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.test(sql.slice(i, i + 66))) {
+      const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i, i + 66))![0];
+      const close = sql.indexOf(tag, i + tag.length);
+      i = close < 0 ? n : close + tag.length;
+      out.push({ kind: 'literal' });
+    } else if (c === '"' || c === '`') {
+      const { text, end } = readQuoted(sql, i, c);
+      out.push({ kind: 'quoted', text });
+      i = end;
+    } else if (c === '[' && /^\[[^[\]'"\n]*\]/.test(sql.slice(i))) {
+      // T-SQL bracket identifier; arr[1] subscripts also land here, harmlessly, outside FROM lists.
+      const close = sql.indexOf(']', i);
+      out.push({ kind: 'quoted', text: sql.slice(i + 1, close) });
+      i = close + 1;
+    } else if (WORD_START.test(c)) {
+      let j = i + 1;
+      while (j < n && WORD_PART.test(sql[j]!)) j++;
+      const text = sql.slice(i, j);
+      if (sql[j] === "'" && (text === 'E' || text === 'e')) {
+        // PostgreSQL escape string: backslash escapes apply.
+        i = skipString(sql, j, true);
+        out.push({ kind: 'literal' });
+        continue;
+      }
+      out.push({ kind: 'word', text, upper: text.toUpperCase() });
+      i = j;
+    } else if (/[0-9]/.test(c)) {
+      let j = i + 1;
+      while (j < n && /[0-9.eE_]/.test(sql[j]!)) j++;
+      out.push({ kind: 'literal' });
+      i = j;
+    } else {
+      out.push({ kind: 'punct', text: c });
+      i++;
+    }
+  }
+  return out;
+}
+
+/** Index after the string literal starting at `start` (a single quote); '' is an escaped quote. */
+function skipString(sql: string, start: number, backslashEscapes: boolean): number {
+  let i = start + 1;
+  while (i < sql.length) {
+    const c = sql[i];
+    if (backslashEscapes && c === '\\') {
+      i += 2;
+    } else if (c === "'") {
+      if (sql[i + 1] === "'") i += 2;
+      else return i + 1;
+    } else {
+      i++;
+    }
+  }
+  return sql.length;
+}
+
+function readQuoted(sql: string, start: number, quote: string): { text: string; end: number } {
+  let text = '';
+  let i = start + 1;
+  while (i < sql.length) {
+    const c = sql[i]!;
+    if (c === quote) {
+      if (sql[i + 1] === quote) {
+        text += quote;
+        i += 2;
+        continue;
+      }
+      return { text, end: i + 1 };
+    }
+    text += c;
+    i++;
+  }
+  return { text, end: sql.length };
+}

@@ -1,0 +1,125 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import type { Outcome, Proposal, EntityFailure } from '../domain/proposal';
+import type { CatalogRef } from '../domain/sweep';
+import { readJson, safeName, writeFileAtomic } from './paths';
+
+export interface SweepMeta {
+  sweepId: string;
+  ledgerKey: string;
+  catalogRef: CatalogRef;
+  catalogFile: string;
+  catalogName: string;
+  auditFile: string;
+  startedAt: string;
+  before: CatalogStats;
+}
+
+export interface CatalogStats {
+  describable: number;
+  described: number;
+  piiLooking: number;
+  tagged: number;
+}
+
+export interface PageWrites {
+  written: string[];
+  already: string[];
+  keptHuman: string[];
+  conflicts: { proposalId: string; note: string }[];
+  notes: Record<string, string>;
+}
+
+/**
+ * A sweep's claim-check store: proposals and outcomes of each page live here, keyed by page, so that
+ * workflow histories carry counts and ids instead of payloads. Every file is written whole and atomically,
+ * so an activity retry overwrites its own earlier attempt.
+ */
+export class SweepLedger {
+  readonly dir: string;
+  constructor(
+    stateDir: string,
+    readonly ledgerKey: string,
+  ) {
+    this.dir = path.join(stateDir, 'sweeps', safeName(ledgerKey));
+  }
+
+  private page(n: number, file: string): string {
+    return path.join(this.dir, 'pages', String(n).padStart(6, '0'), file);
+  }
+
+  writeMeta(m: SweepMeta): Promise<void> {
+    return writeFileAtomic(path.join(this.dir, 'meta.json'), JSON.stringify(m, null, 2));
+  }
+  async meta(): Promise<SweepMeta> {
+    const m = await readJson<SweepMeta>(path.join(this.dir, 'meta.json'));
+    if (!m) throw new Error(`sweep ledger ${this.dir} has no meta.json`);
+    return m;
+  }
+
+  writeProposals(n: number, agent: string, proposals: Proposal[]): Promise<void> {
+    return writeFileAtomic(this.page(n, `proposals-${agent}.json`), JSON.stringify(proposals));
+  }
+  async proposals(n: number): Promise<Proposal[]> {
+    const dir = path.dirname(this.page(n, 'x'));
+    let files: string[];
+    try {
+      files = (await fs.readdir(dir)).filter((f) => f.startsWith('proposals-') && f.endsWith('.json')).sort();
+    } catch {
+      return [];
+    }
+    const out: Proposal[] = [];
+    for (const f of files) out.push(...((await readJson<Proposal[]>(path.join(dir, f))) ?? []));
+    return out;
+  }
+
+  /**
+   * Outcomes are kept in one file per writer (`gate`, `model-<entity>`, `not-reviewed`, `human`), so parallel
+   * reviewers never race on one file; reading merges them, later stages replacing earlier ones.
+   */
+  async putOutcomes(n: number, tag: string, outcomes: Outcome[]): Promise<void> {
+    await writeFileAtomic(this.page(n, `outcomes-${safeName(tag)}.json`), JSON.stringify(outcomes));
+  }
+  async outcomes(n: number): Promise<Outcome[]> {
+    const dir = path.dirname(this.page(n, 'x'));
+    let files: string[];
+    try {
+      files = (await fs.readdir(dir)).filter((f) => f.startsWith('outcomes-') && f.endsWith('.json'));
+    } catch {
+      return [];
+    }
+    const rank = (f: string) =>
+      f === 'outcomes-gate.json' ? 0 : f.startsWith('outcomes-model-') ? 1 : f === 'outcomes-not-reviewed.json' ? 2 : 3;
+    files.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+    const byId = new Map<string, Outcome>();
+    for (const f of files)
+      for (const o of (await readJson<Outcome[]>(path.join(dir, f))) ?? []) byId.set(o.proposalId, o);
+    return [...byId.values()];
+  }
+
+  writeWrites(n: number, w: PageWrites): Promise<void> {
+    return writeFileAtomic(this.page(n, 'writes.json'), JSON.stringify(w));
+  }
+  async writes(n: number): Promise<PageWrites | undefined> {
+    return readJson<PageWrites>(this.page(n, 'writes.json'));
+  }
+
+  writeFailures(n: number, stage: string, failures: EntityFailure[]): Promise<void> {
+    return writeFileAtomic(this.page(n, `failures-${stage}.json`), JSON.stringify(failures));
+  }
+
+  async pageNumbers(): Promise<number[]> {
+    try {
+      return (await fs.readdir(path.join(this.dir, 'pages')))
+        .map(Number)
+        .filter(Number.isFinite)
+        .sort((a, b) => a - b);
+    } catch {
+      return [];
+    }
+  }
+
+  reportFile(): string {
+    return path.join(this.dir, 'report.json');
+  }
+}

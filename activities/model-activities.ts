@@ -1,0 +1,175 @@
+import { Context, log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { AgentName, Proposal } from '../domain/proposal';
+import type { EndpointConfig } from '../domain/sweep';
+import { FailureType } from '../domain/ids';
+import { proposalId } from '../domain/digest';
+import { FileCatalogStore } from '../catalog/file-store';
+import { BudgetExhaustedError, ProviderError } from '../llm/errors';
+import { Pacer } from '../llm/pacer';
+import { SweepLedger } from './ledger';
+import { catalogContext } from './catalog-access';
+import { toApplicationFailure } from './failures';
+import { proposeWithModel } from './agents/model-agents';
+import { reviewWithModel } from './review/model-review';
+
+/**
+ * Endpoints this worker has seen exhausted, per sweep: a sibling activity of the same sweep fails at once
+ * instead of sending one more doomed call. Keyed by sweep, so the next sweep starts clean; the
+ * authoritative state is the sweep workflow's own list of retired endpoints.
+ */
+const exhaustedBySweep = new Map<string, Map<string, Record<string, unknown>>>();
+const MAX_SWEEPS_REMEMBERED = 500;
+
+function rememberExhausted(sweepId: string, endpointId: string, details: Record<string, unknown>): void {
+  let m = exhaustedBySweep.get(sweepId);
+  if (!m) {
+    if (exhaustedBySweep.size >= MAX_SWEEPS_REMEMBERED)
+      exhaustedBySweep.delete(exhaustedBySweep.keys().next().value as string);
+    m = new Map();
+    exhaustedBySweep.set(sweepId, m);
+  }
+  m.set(endpointId, details);
+}
+
+function refuseIfExhausted(sweepId: string, endpoint: EndpointConfig, retired: string[]): void {
+  const known = exhaustedBySweep.get(sweepId)?.get(endpoint.id);
+  if (known || retired.includes(endpoint.id)) {
+    throw ApplicationFailure.create({
+      type: FailureType.BudgetExhausted,
+      nonRetryable: true,
+      message: `endpoint ${endpoint.id} is already retired for this sweep; no call made`,
+      details: [known ?? { endpointId: endpoint.id, alreadyRetired: true }],
+    });
+  }
+}
+
+async function withProviderErrors<T>(
+  sweepId: string,
+  endpoint: EndpointConfig,
+  fn: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const ctx = Context.current();
+  // Heartbeats keep long calls (and pacing waits) visible and let cancellation reach the HTTP request.
+  const beat = setInterval(() => ctx.heartbeat(), 5000);
+  try {
+    return await fn(ctx.cancellationSignal);
+  } catch (err) {
+    if (err instanceof ProviderError) {
+      log.warn('model call failed', {
+        endpoint: endpoint.id,
+        kind: err.kind,
+        status: err.status,
+        requestId: err.requestId,
+        body: err.body,
+      });
+      if (err instanceof BudgetExhaustedError) rememberExhausted(sweepId, endpoint.id, err.toDetails());
+    }
+    throw toApplicationFailure(err);
+  } finally {
+    clearInterval(beat);
+  }
+}
+
+/** Activities that call a model: one call per activity, so Temporal's retry policy is the only retry loop. */
+export function createModelActivities(deps: { stateDir: string; env?: NodeJS.ProcessEnv }) {
+  const pacer = new Pacer();
+  const env = deps.env ?? process.env;
+
+  async function open(ledgerKey: string) {
+    const ledger = new SweepLedger(deps.stateDir, ledgerKey);
+    const meta = await ledger.meta();
+    const store = new FileCatalogStore(meta.catalogFile);
+    return { ledger, meta, store, ctx: await catalogContext(store) };
+  }
+
+  return {
+    /**
+     * One model-backed agent on one entity. Raises BudgetExhausted (non-retryable, with the provider's
+     * evidence), ProviderBurst (retryable, nextRetryDelay from the answer), and the other provider failures.
+     */
+    async modelAgentOnEntity(input: {
+      sweepId: string;
+      ledgerKey: string;
+      pageIndex: number;
+      entityId: string;
+      agent: AgentName;
+      endpoint: EndpointConfig;
+      retired: string[];
+    }): Promise<{ proposals: number }> {
+      refuseIfExhausted(input.sweepId, input.endpoint, input.retired);
+      const { ledger, meta, store, ctx } = await open(input.ledgerKey);
+      const { entities } = await store.getEntities([input.entityId]);
+      const entity = entities[0];
+      if (!entity)
+        throw ApplicationFailure.create({
+          type: FailureType.EntityInvalid,
+          nonRetryable: true,
+          message: `entity ${input.entityId} not readable`,
+        });
+      const changes = await withProviderErrors(input.sweepId, input.endpoint, (signal) =>
+        proposeWithModel(input.agent, entity, ctx, {
+          endpoint: input.endpoint,
+          env,
+          pacer,
+          signal,
+          onWait: () => Context.current().heartbeat(),
+        }),
+      );
+      const proposals: Proposal[] = changes.map((change) => ({
+        id: proposalId(meta.catalogName, entity.id, change),
+        entityId: entity.id,
+        agent: input.agent,
+        change,
+        evidence: [
+          `model ${input.endpoint.id} (${input.endpoint.model}) on the schema and recorded lineage of ${entity.id}`,
+        ],
+      }));
+      await ledger.writeProposals(input.pageIndex, `${input.agent}--${input.entityId}`, proposals);
+      return { proposals: proposals.length };
+    },
+
+    /** The Arbiter's model review of one entity's gate-approved proposals: one call, one verdict each. */
+    async reviewEntityWithModel(input: {
+      sweepId: string;
+      ledgerKey: string;
+      pageIndex: number;
+      entityId: string;
+      proposalIds: string[];
+      endpoint: EndpointConfig;
+      retired: string[];
+    }): Promise<{ approved: number; rejected: number }> {
+      refuseIfExhausted(input.sweepId, input.endpoint, input.retired);
+      const { ledger, store, ctx } = await open(input.ledgerKey);
+      const wanted = new Set(input.proposalIds);
+      const proposals = (await ledger.proposals(input.pageIndex)).filter((p) => wanted.has(p.id));
+      const { entities } = await store.getEntities([input.entityId]);
+      const entity = entities[0];
+      if (!entity)
+        throw ApplicationFailure.create({
+          type: FailureType.EntityInvalid,
+          nonRetryable: true,
+          message: `entity ${input.entityId} not readable`,
+        });
+      const outcomes = await withProviderErrors(input.sweepId, input.endpoint, (signal) =>
+        reviewWithModel({
+          entity,
+          ctx,
+          proposals,
+          endpoint: input.endpoint,
+          env,
+          pacer,
+          signal,
+          onWait: () => Context.current().heartbeat(),
+        }),
+      );
+      await ledger.putOutcomes(input.pageIndex, `model-${input.entityId}`, outcomes);
+      return {
+        approved: outcomes.filter((o) => o.decision === 'approved').length,
+        rejected: outcomes.filter((o) => o.decision === 'rejected').length,
+      };
+    },
+  };
+}
+
+export type ModelActivities = ReturnType<typeof createModelActivities>;

@@ -1,0 +1,49 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** The project root: the nearest folder above this file holding ARGUS's package.json (works from src and dist). */
+export function projectRoot(): string {
+  let dir = __dirname;
+  for (let i = 0; i < 6; i++) {
+    const pj = path.join(dir, 'package.json');
+    if (fs.existsSync(pj)) {
+      try {
+        if ((JSON.parse(fs.readFileSync(pj, 'utf8')) as { name?: string }).name === 'argus-catalog') return dir;
+      } catch {
+        /* keep looking */
+      }
+    }
+    dir = path.dirname(dir);
+  }
+  return process.cwd();
+}
+
+/** Where ARGUS keeps its state: the demo catalog copy, sweep ledgers, audit logs, reports. */
+export function defaultStateDir(): string {
+  return process.env.ARGUS_STATE_DIR ? path.resolve(process.env.ARGUS_STATE_DIR) : path.join(projectRoot(), '.argus');
+}
+
+export function bundledDemoCatalog(): string {
+  return path.join(projectRoot(), 'catalog', 'demo', 'shop-warehouse.json');
+}
+
+/** Sweep ids contain slashes; this maps one to a single safe folder name. */
+export function safeName(id: string): string {
+  return id.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 200);
+}
+
+export async function writeFileAtomic(file: string, data: string): Promise<void> {
+  await fs.promises.mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  await fs.promises.writeFile(tmp, data);
+  await fs.promises.rename(tmp, file);
+}
+
+export async function readJson<T>(file: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await fs.promises.readFile(file, 'utf8')) as T;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}

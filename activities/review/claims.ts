@@ -1,0 +1,609 @@
+import type { CatalogColumn, CatalogEntity } from '../../domain/catalog';
+import { nameWords, type CatalogContext } from '../agents/catalog-context';
+import { tablesReadBySql } from '../agents/sql-tables';
+
+/**
+ * Detectors for what a description may not assert: facts about the world that a schema and recorded
+ * lineage cannot establish. Evidence is the entity's structure only (names, types, keys,
+ * nullability, lineage ids, SQL): its existing descriptions are never read, so catalog text cannot
+ * talk its way past the gate.
+ */
+
+export type ClaimKind =
+  | 'cadence'
+  | 'row-count'
+  | 'ownership'
+  | 'quality'
+  | 'currency'
+  | 'consumer'
+  | 'provenance'
+  | 'reference'
+  | 'nullability'
+  | 'schema';
+
+export interface UnsupportedClaim {
+  kind: ClaimKind;
+  /** The words in the description that made the claim. */
+  phrase: string;
+  /** One line for a reviewer: what was claimed and why the evidence does not carry it. */
+  message: string;
+}
+
+const LABEL: Record<ClaimKind, string> = {
+  cadence: 'refresh cadence',
+  'row-count': 'row count or size',
+  ownership: 'ownership',
+  quality: 'data quality or trust',
+  currency: 'freshness',
+  consumer: 'downstream consumer',
+  provenance: 'source system',
+  reference: 'reference',
+  nullability: 'nullability',
+  schema: 'schema',
+};
+
+/** Placeholders that replace names restated in prose before the phrase detectors run. */
+const NAME_REF = ' NAMEREF ';
+const LINEAGE_REF = ' LINEAGEREF ';
+
+interface PhraseRule {
+  kind: ClaimKind;
+  re: RegExp;
+}
+
+const NUMBER = String.raw`\d[\d,._]*\s*(?:k|m|mm|b|bn|thousand|million|billion|trillion)?\+?`;
+const APPROX = String.raw`(?:~\s*|about\s+|approximately\s+|approx\.?\s+|around\s+|roughly\s+|over\s+|nearly\s+|almost\s+|more\s+than\s+|fewer\s+than\s+|less\s+than\s+|under\s+|exactly\s+|some\s+)?`;
+
+const PHRASES: PhraseRule[] = [
+  {
+    kind: 'cadence',
+    re: /\b(?:daily|hourly|nightly|weekly|bi-?weekly|fortnightly|monthly|quarterly|yearly|annually)\b/giu,
+  },
+  {
+    kind: 'cadence',
+    re: /\bevery\s+(?:\d+\s+|few\s+|other\s+|couple\s+of\s+)?(?:seconds?|minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|months?|quarters?|years?|mornings?|evenings?|weekdays?)\b/giu,
+  },
+  {
+    kind: 'cadence',
+    re: /\b(?:once|twice|\d+\s+times)\s+(?:a|an|per|each)\s+(?:minute|hour|day|night|week|month|year)\b/giu,
+  },
+  { kind: 'cadence', re: /\b(?:near[-\s])?real[-\s]?time\b|\bstream(?:ing|ed)\b|\bcontinuously\b/giu },
+  { kind: 'cadence', re: /\brefresh(?:ed|es|ing)?\b/giu },
+  {
+    kind: 'cadence',
+    re: /\b(?:updated|loaded|reloaded|synced|synchroni[sz]ed|rebuilt|recomputed|ingested|materiali[sz]ed|runs?|scheduled)\s+(?:at|every|each|once|twice|by\s+(?:a|an|the)\s+(?:\w+\s+)?(?:job|pipeline|dag|cron|etl|elt|schedule|scheduler|process))\b/giu,
+  },
+  { kind: 'cadence', re: /\bcron\b|\bon\s+a\s+schedule\b|\bbatch\s+jobs?\b|\bincremental(?:ly)?\b|\bSLA\b/giu },
+
+  {
+    kind: 'row-count',
+    re: new RegExp(
+      String.raw`(?:~\s*)?\b${NUMBER}\s+(?:rows?|records?|entries|tuples)\b(?!\s+(?:per|for\s+each|for\s+every|each)\b)`,
+      'giu',
+    ),
+  },
+  { kind: 'row-count', re: /\b(?:dozens|hundreds|thousands|millions|billions)\s+of\s+(?:rows|records|entries)\b/giu },
+  { kind: 'row-count', re: /\brow[-\s]?counts?\b|\bnumber\s+of\s+(?:rows|records)\b/giu },
+  {
+    kind: 'row-count',
+    re: /\b(?:large|huge|massive|big|small|tiny|sizable|sizeable)\s+(?:table|view|dataset|data\s+set)\b/giu,
+  },
+
+  {
+    kind: 'ownership',
+    re: /\b(?:owned|maintained|managed|stewarded|curated|administered|governed|supported)\s+by\b/giu,
+  },
+  {
+    kind: 'ownership',
+    re: /\b(?:data|business|technical|product|table|dataset|system)\s+owners?\b|\bowners?\s*(?:is|are|:)|\bownership\b|\bstewards?(?:hip)?\b|\bmaintainers?\b|\bcustodians?\b|\bpoint\s+of\s+contact\b|\bon-?call\b/giu,
+  },
+  { kind: 'ownership', re: /\bteams?\b|\bsquads?\b/giu },
+  { kind: 'ownership', re: /\bcontact\s+(?:@|the\b|us\b|me\b)|\breach\s+out\b|\bslack\b|(?:^|[\s(])#[a-z][\w-]+/giu },
+  { kind: 'ownership', re: /(?:^|[\s(])@\w[\w.-]*|[\w.+-]+@[\w-]+\.[\w.-]+/giu },
+
+  {
+    kind: 'quality',
+    re: /\b(?:high|good|excellent|great|poor|low|top|premium)[-\s]quality\b|\bdata\s+quality\b|\bquality[-\s](?:checked|assured|controlled)\b/giu,
+  },
+  {
+    kind: 'quality',
+    re: /\b(?:clean|cleaned|cleansed|scrubbed|validated|verified|trusted|trustworthy|reliable|reliably|accurate|accuracy|authoritative|certified|golden|gold[-\s]standard|canonical|deduplicated|de-duplicated|error[-\s]free|production[-\s](?:ready|grade)|audited|well[-\s]maintained)\b/giu,
+  },
+  {
+    kind: 'quality',
+    re: /\bsource\s+of\s+truth\b|\bsingle\s+source\b|\bsystem\s+of\s+record\b|\bno\s+duplicates\b|\bduplicate[-\s]free\b|\bcompleteness\b|\bcomprehensive\b|\bfully\s+populated\b/giu,
+  },
+
+  {
+    kind: 'currency',
+    re: /\bup[-\s]to[-\s](?:date|the[-\s](?:minute|second|hour))\b|\bcurrent\s+as\s+of\b|\bas\s+of\s+(?:today|now|yesterday|\d)|\bkept\s+current\b|\blive\s+data\b/giu,
+  },
+  { kind: 'currency', re: /\b(?:latest|most\s+recent|freshest|fresh|freshness|stale|staleness)\b/giu },
+  { kind: 'currency', re: /\blast\s+(?:refreshed|loaded|synced|updated\s+(?:on\s+|at\s+)?\d)/giu },
+
+  { kind: 'consumer', re: /\b(?:used|consumed|read|queried|relied\s+(?:on|upon)|referenced|accessed)\s+by\b/giu },
+  { kind: 'consumer', re: /\bused\s+in\s+(?:the|a|an|our)\b/giu },
+  {
+    kind: 'consumer',
+    re: /\bused\s+for\s+(?:the\s+|our\s+)?(?:\w+\s+)?(?:dashboards?|reports?|reporting|models?|forecasts?|forecasting|analytics|analysis|kpis?|metrics|billing|marketing|campaigns?|ml|machine\s+learning)\b/giu,
+  },
+  { kind: 'consumer', re: /\b(?:feeds|feeding|fed\s+(?:into|to)|powers|powering|drives|driving)\b/giu },
+  {
+    kind: 'consumer',
+    re: /\bdashboards?\b|\blooker\b|\btableau\b|\bpower\s?bi\b|\bsuperset\b|\bmetabase\b|\bdownstream\b|\b(?:data|report|dashboard)\s+consumers?\b|\bconsumers?\s+of\s+(?:this|the)\b/giu,
+  },
+];
+
+/** "sourced from X": a source-system claim unless X is recorded lineage (or read by the SQL). */
+const PROVENANCE =
+  /\b(?:sourced|comes?|coming|originat(?:es|ed|ing)|extracted|exported|imported|pulled|synced|replicated|ingested|loaded|copied|mirrored|landed)\s+(?:directly\s+)?(?:from|out\s+of)\b([^.;]{0,60})/giu;
+
+/** "contains 500 <noun>": a size claim unless the noun is a schema unit. */
+const CONTAINS_NUMBER = new RegExp(
+  String.raw`\b(?:contains|containing|has|having|holds|holding|stores|storing|includes|including|with|of)\s+${APPROX}${NUMBER}\s+(\p{L}+)`,
+  'giu',
+);
+const SCHEMA_UNITS = new Set([
+  'column',
+  'columns',
+  'field',
+  'fields',
+  'attribute',
+  'attributes',
+  'key',
+  'keys',
+  'decimal',
+  'decimals',
+  'digit',
+  'digits',
+  'character',
+  'characters',
+  'chars',
+  'byte',
+  'bytes',
+  'bit',
+  'bits',
+  'place',
+  'places',
+  'value',
+  'values',
+  'letter',
+  'letters',
+]);
+const COLUMN_COUNT = /\b(\d+)\s+(?:columns?|fields)\b/giu;
+
+const NOT_NULL =
+  /\bno\s+nulls?\b|\bno\s+null\s+values\b|\bnever\s+(?:null|empty|blank|missing)\b|\bnot\s+null\b|\bnon[-\s]?null\b|\bnot\s+nullable\b|\bnon[-\s]?nullable\b|\balways\s+(?:populated|present|set|filled|provided)\b/giu;
+const MAYBE_NULL =
+  /(?<!\bnot\s+)(?<!\bnon[-\s]?)\bnullable\b|\b(?:may|can|might)\s+be\s+(?:null|empty|blank|missing)\b|\boptional\b/giu;
+
+const NULL_HINT = /null|optional|populated|present|\bset\b|filled|provided|empty|blank|missing/iu;
+
+const DOTTED = /(?<![\p{L}\p{N}_$.@/])[\p{L}_][\p{L}\p{N}_$]*(?:\.[\p{L}_][\p{L}\p{N}_$]*)+/gu;
+const SNAKE = /(?<![\p{L}\p{N}_$])\p{L}[\p{L}\p{N}]*(?:_[\p{L}\p{N}]+)+(?![\p{L}\p{N}_$])/gu;
+const BACKTICKED = /`([^`\n]{1,200})`/gu;
+
+const RECENCY = new Set(['latest', 'last', 'recent', 'newest', 'current', 'max']);
+const RECENCY_SYNONYMS = [['most', 'recent'], ['latest'], ['newest'], ['last']];
+
+const FILLER = new Set([
+  'the',
+  'a',
+  'an',
+  'of',
+  'this',
+  'that',
+  'these',
+  'table',
+  'view',
+  'column',
+  'field',
+  'entity',
+  'is',
+  'are',
+  'for',
+  'in',
+  'data',
+  'and',
+  'it',
+  'its',
+  'to',
+  'value',
+  'values',
+]);
+
+/**
+ * Messages, one per unsupported claim, for a proposed description of `entity` (or of its `column`).
+ * Empty means nothing in the text goes beyond what the schema and recorded lineage establish.
+ */
+export function findUnsupportedClaims(
+  text: string,
+  entity: CatalogEntity,
+  ctx: CatalogContext,
+  column?: string,
+): string[] {
+  return detectUnsupportedClaims(text, entity, ctx, column).map((c) => c.message);
+}
+
+/** Like findUnsupportedClaims, with the kind of each claim (the gate's rule id comes from it). */
+export function detectUnsupportedClaims(
+  text: string,
+  entity: CatalogEntity,
+  ctx: CatalogContext,
+  column?: string,
+): UnsupportedClaim[] {
+  const evidence = buildEvidence(entity, ctx, column);
+  const claims: UnsupportedClaim[] = [];
+  const seen = new Set<string>();
+  const add = (kind: ClaimKind, phrase: string, why: string) => {
+    const p = clip(phrase.replace(/\s+/g, ' ').trim());
+    const key = `${kind}|${p.toLowerCase()}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    claims.push({ kind, phrase: p, message: `${LABEL[kind]}: "${p}" ${why}` });
+  };
+
+  for (const sentence of text.split(/(?<=[.!?;])\s+|\n+/u)) {
+    if (sentence.trim() === '') continue;
+    const masked = mask(sentence, evidence);
+    for (const rule of PHRASES) {
+      for (const m of masked.matchAll(rule.re))
+        add(rule.kind, m[0], 'is not established by the schema or recorded lineage');
+    }
+    for (const m of masked.matchAll(PROVENANCE)) {
+      if (!(m[1] ?? '').includes(LINEAGE_REF.trim()))
+        add('provenance', m[0], 'names a source that is not in the recorded lineage');
+    }
+    for (const m of masked.matchAll(CONTAINS_NUMBER)) {
+      const noun = (m[1] ?? '').toLowerCase();
+      if (!SCHEMA_UNITS.has(noun)) add('row-count', m[0], 'is not established by the schema or recorded lineage');
+    }
+    for (const m of masked.matchAll(COLUMN_COUNT)) {
+      if (Number(m[1]) !== entity.columns.length)
+        add('schema', m[0], `contradicts the schema (${entity.columns.length} columns)`);
+    }
+    for (const clause of sentence.split(/[,:;]|\band\b|\bbut\b/u)) checkNullability(clause, evidence, add);
+  }
+  checkReferences(text, evidence, add);
+  return claims;
+}
+
+/**
+ * True when the text says nothing beyond the entity's (or column's) own name: empty, "Customers
+ * table.", "The email column."
+ */
+export function isUninformative(text: string, entity: CatalogEntity, column?: string): boolean {
+  const nameTokens = new Set([
+    ...nameWords(entity.name),
+    ...nameWords(entity.id),
+    ...(column ? nameWords(column) : []),
+  ]);
+  const rest = nameWords(text).filter((w) => !FILLER.has(w) && !nameTokens.has(w) && !nameTokens.has(singular(w)));
+  return rest.length === 0;
+}
+
+interface Evidence {
+  entity: CatalogEntity;
+  column: CatalogColumn | undefined;
+  /** Restated names to mask before the phrase detectors run, longest first. */
+  masks: Mask[];
+  /** Each column's words, to find which columns a clause mentions. */
+  columnMentions: { column: CatalogColumn; words: string[] }[];
+  /** Entity ids a description may mention: itself, existing recorded upstream, tables its SQL reads, FK targets. */
+  related: Set<string>;
+  /** Lowercase dotted tokens grounded in the entity itself: id, FKs, types, own columns. */
+  knownDotted: Set<string>;
+  /** Lowercase words grounded in the entity itself: column names, type words, lineage name parts, SQL identifiers. */
+  knownWords: Set<string>;
+  ownColumns: Set<string>;
+  /** Literal occurrences of recorded names (columns, types, ids, FKs, lineage ids), longest first. */
+  literalNames: string[];
+  ctx: CatalogContext;
+}
+
+function buildEvidence(entity: CatalogEntity, ctx: CatalogContext, columnName: string | undefined): Evidence {
+  const column = columnName === undefined ? undefined : entity.columns.find((c) => c.name === columnName);
+  const related = new Set<string>([entity.id]);
+  const lineageNames = new Set<string>();
+  const addLineage = (id: string) => {
+    related.add(id);
+    lineageNames.add(id);
+    const parts = id.split('.');
+    lineageNames.add(parts[parts.length - 1]!);
+  };
+  for (const id of entity.upstream) if (ctx.exists(id)) addLineage(id);
+  const sqlNames = entity.sql === undefined ? [] : tablesReadBySql(entity.sql);
+  for (const name of sqlNames) {
+    const id = ctx.resolve(name);
+    if (id !== undefined) {
+      addLineage(id);
+      lineageNames.add(name);
+    }
+  }
+
+  const knownDotted = new Set<string>([entity.id.toLowerCase()]);
+  const knownWords = new Set<string>([entity.name.toLowerCase(), ...entity.id.toLowerCase().split('.')]);
+  for (const c of entity.columns) {
+    const lower = c.name.toLowerCase();
+    knownWords.add(lower);
+    if (lower.includes('.')) knownDotted.add(lower);
+    knownDotted.add(`${entity.name.toLowerCase()}.${lower}`);
+    knownDotted.add(`${entity.id.toLowerCase()}.${lower}`);
+    for (const t of c.type.toLowerCase().match(DOTTED) ?? []) knownDotted.add(t);
+    for (const t of c.type.toLowerCase().split(/[^\p{L}\p{N}_$]+/u)) if (t !== '') knownWords.add(t);
+    if (c.foreign_key !== undefined) {
+      const fk = c.foreign_key.toLowerCase();
+      knownDotted.add(fk);
+      const table = fk.split('.').slice(0, -1).join('.');
+      if (table !== '') {
+        knownDotted.add(table);
+        const target = ctx.resolve(table);
+        if (target !== undefined) related.add(target);
+      }
+      for (const p of fk.split('.')) knownWords.add(p);
+    }
+  }
+  for (const n of lineageNames) for (const p of n.toLowerCase().split('.')) knownWords.add(p);
+  if (entity.sql !== undefined) {
+    for (const w of entity.sql.toLowerCase().match(/[\p{L}_][\p{L}\p{N}_$]*/gu) ?? []) knownWords.add(w);
+  }
+
+  const masks: Mask[] = [];
+  const nameMask = (name: string, placeholder = NAME_REF) => {
+    const words = nameWords(name);
+    if (words.length > 0) masks.push({ words, placeholder });
+  };
+  nameMask(entity.name);
+  nameMask(entity.id);
+  if (entity.schema !== undefined) nameMask(entity.schema);
+  for (const c of entity.columns) {
+    nameMask(c.name);
+    if (c.foreign_key !== undefined) nameMask(c.foreign_key);
+  }
+  for (const n of lineageNames) nameMask(n, LINEAGE_REF);
+  // A column's own description may restate the words of its name in any order ("when the row was
+  // last refreshed" for refreshed_at): those words are the evidence, not a claim.
+  if (column !== undefined) {
+    const own = nameWords(column.name);
+    for (const w of own) if (w.length >= 3) masks.push({ words: [w], placeholder: NAME_REF });
+    // latest_order_at may be described as "the most recent order": recency is the column's meaning.
+    if (own.some((w) => RECENCY.has(w)))
+      for (const syn of RECENCY_SYNONYMS) masks.push({ words: syn, placeholder: NAME_REF });
+  }
+  masks.sort((a, b) => b.words.length - a.words.length || b.words.join('').length - a.words.join('').length);
+
+  return {
+    entity,
+    column,
+    masks,
+    columnMentions: entity.columns
+      .map((c) => ({ column: c, words: nameWords(c.name) }))
+      .filter((c) => c.words.length > 0),
+    related,
+    knownDotted,
+    knownWords,
+    ownColumns: new Set(entity.columns.map((c) => c.name.toLowerCase())),
+    literalNames: literalNames([
+      entity.id,
+      entity.name,
+      ...entity.columns.flatMap((c) => [c.name, c.type, c.foreign_key ?? '']),
+      ...[...related],
+      ...lineageNames,
+    ]),
+    ctx,
+  };
+}
+
+interface Mask {
+  words: string[];
+  placeholder: string;
+}
+
+interface TextToken {
+  word: string;
+  start: number;
+  end: number;
+  /** First / last word of an identifier-like run of letters, digits and underscores. */
+  runStart: boolean;
+  runEnd: boolean;
+}
+
+// Names are matched by walking word tokens rather than by building a pattern per name: compiling a
+// Unicode-aware pattern costs about a millisecond, and a review may meet hundreds of new names.
+const RUN = /[\p{L}\p{N}_]+/gu;
+const PIECE = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+|\p{L}+/gu;
+const GAP = /^[\s_.-]*$/u;
+const IDENT_CHAR = /[\p{L}\p{N}_$]/u;
+
+/** The text's words, split the way nameWords splits names, with their offsets. */
+function textTokens(text: string): TextToken[] {
+  const tokens: TextToken[] = [];
+  for (const run of text.matchAll(RUN)) {
+    const pieces = [...run[0].matchAll(PIECE)];
+    pieces.forEach((p, i) => {
+      const start = run.index + p.index;
+      tokens.push({
+        word: p[0].toLowerCase(),
+        start,
+        end: start + p[0].length,
+        runStart: i === 0,
+        runEnd: i === pieces.length - 1,
+      });
+    });
+  }
+  return tokens;
+}
+
+/**
+ * Spans where `words` occur in order as whole identifier runs, joined by nothing (camelCase),
+ * spaces, underscores, dots or hyphens: "cust_first_name", "cust first name", "CustFirstName".
+ */
+function phraseSpans(text: string, tokens: TextToken[], words: string[]): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  const k = words.length;
+  if (k === 0) return spans;
+  for (let i = 0; i + k <= tokens.length; i++) {
+    if (!tokens[i]!.runStart) continue;
+    let ok = true;
+    for (let j = 0; j < k && ok; j++) {
+      const t = tokens[i + j]!;
+      ok = t.word === words[j] && (j === 0 || GAP.test(text.slice(tokens[i + j - 1]!.end, t.start)));
+    }
+    if (ok && tokens[i + k - 1]!.runEnd) spans.push([tokens[i]!.start, tokens[i + k - 1]!.end]);
+  }
+  return spans;
+}
+
+function mask(text: string, evidence: Evidence): string {
+  const tokens = textTokens(text);
+  const taken: Array<[number, number, string]> = [];
+  for (const m of evidence.masks) {
+    for (const [a, b] of phraseSpans(text, tokens, m.words)) {
+      if (!taken.some(([x, y]) => a < y && x < b)) taken.push([a, b, m.placeholder]);
+    }
+  }
+  taken.sort((p, q) => p[0] - q[0]);
+  let out = '';
+  let at = 0;
+  for (const [a, b, placeholder] of taken) {
+    out += text.slice(at, a) + placeholder;
+    at = b;
+  }
+  return out + text.slice(at);
+}
+
+function literalNames(names: string[]): string[] {
+  return [...new Set(names.map((n) => n.trim()).filter((n) => n !== ''))].sort((a, b) => b.length - a.length);
+}
+
+/** Blank whole occurrences of `name` (case-insensitive), not parts of longer identifiers. */
+function blankLiteral(text: string, name: string): string {
+  const lower = text.toLowerCase();
+  const needle = name.toLowerCase();
+  let out = '';
+  let at = 0;
+  let from = 0;
+  for (;;) {
+    const i = lower.indexOf(needle, from);
+    if (i < 0) break;
+    const end = i + needle.length;
+    const before = text[i - 1] ?? ' ';
+    const after = text[end] ?? ' ';
+    const joined =
+      IDENT_CHAR.test(before) ||
+      before === '.' ||
+      IDENT_CHAR.test(after) ||
+      (after === '.' && /[\p{L}_]/u.test(text[end + 1] ?? ''));
+    if (joined) {
+      from = i + 1;
+    } else {
+      out += text.slice(at, i) + ' ';
+      at = end;
+      from = end;
+    }
+  }
+  return out + text.slice(at);
+}
+
+type Add = (kind: ClaimKind, phrase: string, why: string) => void;
+
+function checkNullability(clause: string, evidence: Evidence, add: Add): void {
+  if (!NULL_HINT.test(clause)) return; // cheap pre-check: masking every clause is the slow part
+  const masked = mask(clause, evidence);
+  const notNull = [...masked.matchAll(NOT_NULL)].map((m) => m[0]);
+  const maybeNull = [...masked.matchAll(MAYBE_NULL)].map((m) => m[0]);
+  if (notNull.length === 0 && maybeNull.length === 0) return;
+
+  let subjects: CatalogColumn[];
+  if (evidence.column !== undefined) {
+    subjects = [evidence.column];
+  } else {
+    const tokens = textTokens(clause);
+    const mentioned = evidence.columnMentions
+      .filter((c) => phraseSpans(clause, tokens, c.words).length > 0)
+      .map((c) => c.column);
+    subjects = mentioned.length > 0 ? mentioned : evidence.entity.columns;
+  }
+  const phrase = notNull[0];
+  if (phrase !== undefined) {
+    const nullable = subjects.find((c) => c.nullable);
+    if (nullable) add('nullability', phrase, `but column ${clip(nullable.name)} is nullable`);
+  }
+  const maybe = maybeNull[0];
+  if (maybe !== undefined && !subjects.some((c) => c.nullable)) {
+    add(
+      'nullability',
+      maybe,
+      `but ${subjects.length === 1 ? `column ${clip(subjects[0]!.name)} is` : 'these columns are'} not nullable`,
+    );
+  }
+}
+
+function checkReferences(text: string, evidence: Evidence, add: Add): void {
+  // Names the entity itself records (however odd their characters) are blanked first.
+  let rest = text;
+  for (const name of evidence.literalNames) rest = blankLiteral(rest, name);
+  for (const m of text.matchAll(BACKTICKED)) {
+    const inner = (m[1] ?? '').trim();
+    if (inner.includes('.')) checkDotted(inner.replace(/["[\]]/g, ''), evidence, add);
+    else checkWord(inner, evidence, add);
+    rest = rest.replace(m[0], ' ');
+  }
+  for (const m of rest.matchAll(DOTTED)) {
+    checkDotted(m[0], evidence, add);
+  }
+  const withoutDotted = rest.replace(DOTTED, ' ');
+  for (const m of withoutDotted.matchAll(SNAKE)) checkWord(m[0], evidence, add);
+}
+
+function checkDotted(token: string, evidence: Evidence, add: Add): void {
+  const lower = token.toLowerCase();
+  const parts = lower.split('.');
+  if (parts.every((p) => p.length <= 2)) return; // e.g., i.e., a.k.a.
+  if (evidence.knownDotted.has(lower)) return;
+  const { ctx, related, entity } = evidence;
+  const id = ctx.resolve(lower);
+  if (id !== undefined) {
+    if (!related.has(id)) add('reference', token, "is not in this entity's recorded lineage, SQL or keys");
+    return;
+  }
+  const prefix = parts.slice(0, -1).join('.');
+  const last = parts[parts.length - 1]!;
+  const owner = prefix === '' ? undefined : ctx.resolve(prefix);
+  if (owner === entity.id) {
+    if (!evidence.ownColumns.has(last)) add('reference', token, `is not a column of ${clip(entity.id)}`);
+    return;
+  }
+  if (owner !== undefined && related.has(owner)) {
+    // A column of a related entity: the gate only sees ids, so accept it when the SQL or schema names it.
+    if (!evidence.knownWords.has(last)) add('reference', token, "is not a column this entity's SQL or schema names");
+    return;
+  }
+  if (owner !== undefined) {
+    add('reference', token, "is not in this entity's recorded lineage, SQL or keys");
+    return;
+  }
+  add('reference', token, 'is not an entity in the catalog');
+}
+
+function checkWord(token: string, evidence: Evidence, add: Add): void {
+  const lower = token.toLowerCase();
+  if (evidence.knownWords.has(lower) || evidence.ownColumns.has(lower)) return;
+  const id = evidence.ctx.resolve(lower);
+  if (id !== undefined) {
+    if (!evidence.related.has(id)) add('reference', token, "is not in this entity's recorded lineage, SQL or keys");
+    return;
+  }
+  add('reference', token, `is not a column of ${clip(evidence.entity.id)}`);
+}
+
+function singular(word: string): string {
+  if (word.endsWith('ies')) return `${word.slice(0, -3)}y`;
+  if (word.endsWith('s') && !word.endsWith('ss')) return word.slice(0, -1);
+  return word;
+}
+
+function clip(text: string, max = 80): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 3)}...`;
+}

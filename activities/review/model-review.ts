@@ -1,0 +1,102 @@
+import type { CatalogEntity } from '../../domain/catalog';
+import type { Outcome, Proposal, ProposalChange } from '../../domain/proposal';
+import { ReviewOutput, type EntityEvidence, type ProposalForReview } from '../../domain/model-io';
+import { callStructured, type EndpointSpec } from '../../llm/client';
+import { MalformedOutputError } from '../../llm/errors';
+import type { Pacer } from '../../llm/pacer';
+import { SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
+import type { CatalogContext } from '../agents/catalog-context';
+
+/** What a model may see about an entity: schema and recorded lineage, nothing else. */
+export function entityEvidence(e: CatalogEntity, ctx: CatalogContext): EntityEvidence {
+  return {
+    id: e.id,
+    kind: e.kind,
+    name: e.name,
+    ...(e.description ? { description: e.description.slice(0, 500) } : {}),
+    columns: e.columns.map((c) => ({
+      name: c.name,
+      type: c.type,
+      nullable: c.nullable,
+      primary_key: c.primary_key,
+      ...(c.foreign_key ? { foreign_key: c.foreign_key } : {}),
+      ...(c.description ? { description: c.description.slice(0, 300) } : {}),
+    })),
+    upstream: e.upstream.map((id) => ({ id, exists: ctx.exists(id) })),
+    ...(e.sql ? { sql: e.sql.slice(0, 4000) } : {}),
+  };
+}
+
+export function proposalForReview(id: string, c: ProposalChange): ProposalForReview {
+  switch (c.kind) {
+    case 'description':
+      return {
+        proposalId: id,
+        kind: c.kind,
+        target: c.target,
+        ...(c.column ? { column: c.column } : {}),
+        text: c.text,
+      };
+    case 'pii_tag':
+      return { proposalId: id, kind: c.kind, column: c.column, category: c.category };
+    case 'lineage_flag':
+      return { proposalId: id, kind: c.kind, finding: c.finding, upstream: c.upstream };
+  }
+}
+
+/**
+ * The Arbiter's model review: ONE call for a batch of an entity's proposals, one verdict per proposal.
+ * A verdict missing or duplicated is malformed output (retried by the activity's policy), never a default.
+ * Throws the llm/ typed errors.
+ */
+export async function reviewWithModel(args: {
+  entity: CatalogEntity;
+  ctx: CatalogContext;
+  proposals: { id: string; change: ProposalChange }[];
+  endpoint: EndpointSpec;
+  env?: NodeJS.ProcessEnv;
+  pacer?: Pacer;
+  signal?: AbortSignal;
+  onWait?: (ms: number) => void;
+}): Promise<Outcome[]> {
+  const task = {
+    argusTask: 'review' as const,
+    entity: entityEvidence(args.entity, args.ctx),
+    proposals: args.proposals.map((p) => proposalForReview(p.id, p.change)),
+  };
+  const r = await callStructured({
+    endpoint: args.endpoint,
+    system: SYSTEM_PROMPTS.review,
+    user: userMessage(task),
+    schema: ReviewOutput,
+    schemaName: 'argus_review',
+    env: args.env,
+    pacer: args.pacer,
+    signal: args.signal,
+    onWait: args.onWait,
+  });
+  const byId = new Map<string, (typeof r.output.verdicts)[number]>();
+  for (const v of r.output.verdicts) byId.set(v.proposalId, v);
+  const missing = args.proposals.filter((p) => !byId.has(p.id)).map((p) => p.id);
+  if (missing.length > 0) {
+    throw new MalformedOutputError({
+      endpointId: args.endpoint.id,
+      status: 200,
+      body: JSON.stringify(r.output),
+      requestId: r.requestId,
+      issues: [`no verdict for ${missing.length} proposal(s): ${missing.slice(0, 5).join(', ')}`],
+    });
+  }
+  const reviewer = `model:${args.endpoint.id}`;
+  return args.proposals.map((p) => {
+    const v = byId.get(p.id)!;
+    return {
+      proposalId: p.id,
+      decision: v.decision === 'approve' ? 'approved' : 'rejected',
+      reason: v.reason.slice(0, 500),
+      reviewer,
+    };
+  });
+}
+
+export type { Proposal };

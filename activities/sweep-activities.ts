@@ -1,0 +1,434 @@
+import * as path from 'node:path';
+import { log, Context } from '@temporalio/activity';
+import type { CatalogEntity } from '../domain/catalog';
+import type { AgentName, EntityFailure, Outcome, Proposal, ProposalChange } from '../domain/proposal';
+import type { CatalogRef, ReviewMode } from '../domain/sweep';
+import type { SweepReport, ReportProposal, KindCounts, RetiredEndpoint } from '../domain/report';
+import { proposalId } from '../domain/digest';
+import { FileCatalogStore } from '../catalog/file-store';
+import { AuditLog, type AuditEntry } from './audit-log';
+import { SweepLedger, type CatalogStats, type PageWrites } from './ledger';
+import { resolveCatalogFile, auditFileFor, catalogFailure, catalogContext } from './catalog-access';
+import { applyChange } from './repairs';
+import { draftDescriptions } from './agents/description-drafter';
+import { proposePiiTags, classifyColumn } from './agents/pii-classifier';
+import { checkLineage } from './agents/lineage-checker';
+import { mechanicalReview } from './review/mechanical-gate';
+import type { CatalogContext } from './agents/catalog-context';
+import { writeFileAtomic } from './paths';
+
+export interface ActivityDeps {
+  stateDir: string;
+}
+
+/** What a no-model agent computes for one entity. */
+type AgentFn = (entity: CatalogEntity, ctx: CatalogContext) => ProposalChange[];
+
+const NO_MODEL_AGENTS: Record<AgentName, AgentFn> = {
+  'description-drafter': (e, ctx) => draftDescriptions(e, ctx),
+  'pii-classifier': (e) => proposePiiTags(e),
+  'lineage-checker': (e, ctx) => checkLineage(e, ctx),
+};
+
+const EVIDENCE: Record<AgentName, (e: CatalogEntity, c: ProposalChange) => string[]> = {
+  'description-drafter': (e, c) => [
+    `schema: ${e.kind} ${e.id} with ${e.columns.length} columns`,
+    ...(c.kind === 'description' && c.column
+      ? [`column ${c.column}: ${e.columns.find((x) => x.name === c.column)?.type ?? '?'}`]
+      : []),
+    ...(e.upstream.length ? [`recorded upstream: ${e.upstream.slice(0, 8).join(', ')}`] : []),
+  ],
+  'pii-classifier': (e, c) => (c.kind === 'pii_tag' ? [`column ${c.column} of ${e.id}`, c.explanation] : []),
+  'lineage-checker': (e, c) =>
+    c.kind === 'lineage_flag'
+      ? [`recorded upstream: ${e.upstream.join(', ') || '(none)'}`, `finding: ${c.finding} ${c.upstream}`]
+      : [],
+};
+
+export function catalogStats(entities: CatalogEntity[]): CatalogStats {
+  let describable = 0;
+  let described = 0;
+  let piiLooking = 0;
+  let tagged = 0;
+  for (const e of entities) {
+    describable += 1 + e.columns.length;
+    if (e.description?.trim()) described++;
+    for (const c of e.columns) {
+      if (c.description?.trim()) described++;
+      const isTagged = c.tags.some((t) => t.kind === 'pii');
+      if (isTagged) tagged++;
+      if (isTagged || (!e.pii_exceptions.includes(c.name) && classifyColumn(c, e).pii)) piiLooking++;
+    }
+  }
+  return { describable, described, piiLooking, tagged };
+}
+
+function emptyKinds(): Record<ProposalChange['kind'], KindCounts> {
+  const z = (): KindCounts => ({ proposed: 0, approved: 0, rejected: 0, not_reviewed: 0, written: 0 });
+  return { description: z(), pii_tag: z(), lineage_flag: z() };
+}
+
+/** Every activity ARGUS runs, built from its dependencies (the state folder). */
+export function createSweepActivities(deps: ActivityDeps) {
+  const ledgerFor = (key: string) => new SweepLedger(deps.stateDir, key);
+
+  async function storeFor(ledger: SweepLedger) {
+    const meta = await ledger.meta();
+    return { meta, store: new FileCatalogStore(meta.catalogFile) };
+  }
+
+  return {
+    /** Resolve and open the catalog, record the sweep's starting figures. Raises InvalidCatalog (non-retryable). */
+    async openCatalog(input: {
+      sweepId: string;
+      ledgerKey: string;
+      catalog: CatalogRef;
+    }): Promise<{ catalogName: string; entityCount: number }> {
+      const ledger = ledgerFor(input.ledgerKey);
+      try {
+        const file = await resolveCatalogFile(input.catalog, deps.stateDir);
+        const store = new FileCatalogStore(file);
+        const snap = await store.snapshot();
+        const all = await store.allEntities();
+        await ledger.writeMeta({
+          sweepId: input.sweepId,
+          ledgerKey: input.ledgerKey,
+          catalogRef: input.catalog,
+          catalogFile: file,
+          catalogName: snap.name,
+          auditFile: auditFileFor(deps.stateDir, file, snap.name),
+          startedAt: new Date().toISOString(),
+          before: catalogStats(all.entities),
+        });
+        return { catalogName: snap.name, entityCount: snap.ids.length };
+      } catch (e) {
+        return catalogFailure(e);
+      }
+    },
+
+    /** Read one page of entity ids; records that fail validation come back as per-entity failures. */
+    async loadCatalogPage(input: {
+      ledgerKey: string;
+      pageIndex: number;
+      pageSize: number;
+    }): Promise<{ ids: string[]; failures: EntityFailure[] }> {
+      const ledger = ledgerFor(input.ledgerKey);
+      const { store } = await storeFor(ledger);
+      const snap = await store.snapshot().catch(catalogFailure);
+      const slice = snap.ids.slice(input.pageIndex * input.pageSize, (input.pageIndex + 1) * input.pageSize);
+      const { entities, invalid } = await store.getEntities(slice);
+      const failures: EntityFailure[] = invalid.map((i) => ({
+        entity: i.id,
+        stage: 'load',
+        category: 'invalid_entity',
+        retryable: false,
+        message: i.message,
+      }));
+      await ledger.writeFailures(input.pageIndex, 'load', failures);
+      return { ids: entities.map((e) => e.id), failures };
+    },
+
+    /** Run one no-model agent over a page; proposals go to the ledger, the count to the history. */
+    async runAgent(input: {
+      ledgerKey: string;
+      pageIndex: number;
+      ids: string[];
+      agent: AgentName;
+    }): Promise<{ proposals: number; failures: EntityFailure[] }> {
+      const ledger = ledgerFor(input.ledgerKey);
+      const { meta, store } = await storeFor(ledger);
+      const ctx = await catalogContext(store);
+      const { entities } = await store.getEntities(input.ids);
+      const fn = NO_MODEL_AGENTS[input.agent];
+      const proposals: Proposal[] = [];
+      const failures: EntityFailure[] = [];
+      for (const e of entities) {
+        try {
+          for (const change of fn(e, ctx)) {
+            proposals.push({
+              id: proposalId(meta.catalogName, e.id, change),
+              entityId: e.id,
+              agent: input.agent,
+              change,
+              evidence: EVIDENCE[input.agent](e, change).map((s) => s.slice(0, 300)),
+            });
+          }
+        } catch (err) {
+          failures.push({
+            entity: e.id,
+            stage: input.agent,
+            category: 'agent_error',
+            retryable: false,
+            message: String((err as Error).message ?? err).slice(0, 500),
+          });
+        }
+      }
+      await ledger.writeProposals(input.pageIndex, input.agent, proposals);
+      await ledger.writeFailures(input.pageIndex, input.agent, failures);
+      return { proposals: proposals.length, failures };
+    },
+
+    /**
+     * The mechanical gate over a page's proposals. In mechanical mode its decision is final; in model mode
+     * its rejections are final and what it approves is handed to the model (returned as `passed`).
+     */
+    async reviewPageMechanically(input: { ledgerKey: string; pageIndex: number; mode: ReviewMode }): Promise<{
+      approved: number;
+      rejected: number;
+      passed: Record<string, string[]>;
+    }> {
+      const ledger = ledgerFor(input.ledgerKey);
+      const { store } = await storeFor(ledger);
+      const ctx = await catalogContext(store);
+      const proposals = await ledger.proposals(input.pageIndex);
+      const { entities } = await store.getEntities([...new Set(proposals.map((p) => p.entityId))]);
+      const byId = new Map(entities.map((e) => [e.id, e]));
+      const outcomes: Outcome[] = [];
+      const passed: Record<string, string[]> = {};
+      let approved = 0;
+      let rejected = 0;
+      for (const p of proposals) {
+        const r = mechanicalReview(p, byId.get(p.entityId), ctx);
+        if (r.decision === 'rejected') {
+          rejected++;
+          outcomes.push({ proposalId: p.id, decision: 'rejected', reason: r.reason, reviewer: 'mechanical-gate' });
+        } else if (input.mode === 'mechanical') {
+          approved++;
+          outcomes.push({ proposalId: p.id, decision: 'approved', reason: r.reason, reviewer: 'mechanical-gate' });
+        } else {
+          (passed[p.entityId] ??= []).push(p.id);
+        }
+      }
+      await ledger.putOutcomes(input.pageIndex, 'gate', outcomes);
+      return { approved, rejected, passed };
+    },
+
+    /** Record outcomes decided in the workflow (not_reviewed after the breaker, human decisions). */
+    async recordOutcomes(input: {
+      ledgerKey: string;
+      pageIndex: number;
+      tag: 'not-reviewed' | 'human';
+      outcomes: Outcome[];
+    }): Promise<number> {
+      await ledgerFor(input.ledgerKey).putOutcomes(input.pageIndex, input.tag, input.outcomes);
+      return input.outcomes.length;
+    },
+
+    /**
+     * Write a page's approved repairs, once. Idempotent per proposal id (the audit log's applied index plus
+     * content checks), atomic per page, never overwrites a person's text unless asked. Unreviewed and
+     * rejected proposals are never written.
+     */
+    async applyApprovedRepairs(input: {
+      ledgerKey: string;
+      sweepId: string;
+      pageIndex: number;
+      overwriteHumanText: boolean;
+      dryRun: boolean;
+    }): Promise<{ written: number; already: number; keptHuman: number }> {
+      const ledger = ledgerFor(input.ledgerKey);
+      const done = await ledger.writes(input.pageIndex);
+      if (done) return { written: done.written.length, already: done.already.length, keptHuman: done.keptHuman.length };
+      const { meta, store } = await storeFor(ledger);
+      const audit = new AuditLog(meta.auditFile);
+      const proposals = await ledger.proposals(input.pageIndex);
+      const outcomes = new Map((await ledger.outcomes(input.pageIndex)).map((o) => [o.proposalId, o]));
+      const time = new Date().toISOString();
+      const decisions: AuditEntry[] = [];
+      for (const p of proposals) {
+        const o = outcomes.get(p.id);
+        decisions.push({
+          type: 'decision',
+          time,
+          sweepId: input.sweepId,
+          proposalId: p.id,
+          entityId: p.entityId,
+          change: p.change,
+          evidence: p.evidence,
+          outcome: o?.decision ?? 'not_reviewed',
+          reason: o?.reason ?? 'no review outcome recorded',
+          reviewer: o?.reviewer ?? 'none',
+        });
+      }
+      const approved = proposals.filter((p) => outcomes.get(p.id)?.decision === 'approved');
+      const w: PageWrites = { written: [], already: [], keptHuman: [], conflicts: [], notes: {} };
+      if (input.dryRun) {
+        for (const p of approved) w.notes[p.id] = 'dry run: not written';
+        await audit.append(decisions);
+        await ledger.writeWrites(input.pageIndex, w);
+        return { written: 0, already: 0, keptHuman: 0 };
+      }
+      const applied = await audit.applied();
+      const writes: AuditEntry[] = [];
+      await store.update((get) => {
+        for (const p of approved) {
+          if (applied.has(p.id)) {
+            w.already.push(p.id);
+            w.notes[p.id] = `already written by ${applied.get(p.id)}`;
+            continue;
+          }
+          const e = get(p.entityId);
+          if (!e) {
+            w.conflicts.push({ proposalId: p.id, note: 'entity no longer in the catalog' });
+            continue;
+          }
+          const r = applyChange(e, p.change, p.id, input.overwriteHumanText);
+          if (r.status === 'written') {
+            w.written.push(p.id);
+            writes.push({
+              type: 'write',
+              time,
+              sweepId: input.sweepId,
+              proposalId: p.id,
+              entityId: p.entityId,
+              change: p.change,
+              reviewer: outcomes.get(p.id)?.reviewer ?? 'unknown',
+              before: r.before,
+              after: r.after,
+            });
+          } else if (r.status === 'already') {
+            w.already.push(p.id);
+            w.notes[p.id] = r.note;
+          } else if (r.status === 'kept_human') {
+            w.keptHuman.push(p.id);
+            w.notes[p.id] = r.note;
+          } else {
+            w.conflicts.push({ proposalId: p.id, note: r.note });
+            w.notes[p.id] = r.note;
+          }
+        }
+      });
+      // The catalog is written first: if the process dies before the audit append, the retry finds the
+      // change already in the catalog ('already') and writes nothing twice.
+      await audit.append([...decisions, ...writes]);
+      await ledger.writeWrites(input.pageIndex, w);
+      if (w.written.length)
+        log.info('repairs written', { sweepId: input.sweepId, page: input.pageIndex, written: w.written.length });
+      return { written: w.written.length, already: w.already.length, keptHuman: w.keptHuman.length };
+    },
+
+    /** Build the report from the ledger and the catalog as it now is; saves it beside the ledger. */
+    async finalizeSweep(input: {
+      ledgerKey: string;
+      sweepId: string;
+      mode: ReviewMode;
+      dryRun: boolean;
+      requested: number;
+      workflowFailures: EntityFailure[];
+      workflowFailuresDropped: number;
+      retired: RetiredEndpoint[];
+      breakerTripped: boolean;
+      executions: number;
+      extraPartialReasons: string[];
+      maxProposalsInReport?: number;
+    }): Promise<SweepReport> {
+      const ledger = ledgerFor(input.ledgerKey);
+      const { meta, store } = await storeFor(ledger);
+      const byKind = emptyKinds();
+      const outcomesCount = { approved: 0, rejected: 0, not_reviewed: 0 };
+      const proposalsOut: ReportProposal[] = [];
+      const failures: EntityFailure[] = [...input.workflowFailures];
+      let written = 0;
+      let already = 0;
+      let keptHuman = 0;
+      let total = 0;
+      const limit = input.maxProposalsInReport ?? 2000;
+      const fs = await import('node:fs/promises');
+      for (const n of await ledger.pageNumbers()) {
+        Context.current().heartbeat(n);
+        const dir = path.join(ledger.dir, 'pages', String(n).padStart(6, '0'));
+        for (const f of (await fs.readdir(dir)).filter((x) => x.startsWith('failures-'))) {
+          failures.push(...(JSON.parse(await fs.readFile(path.join(dir, f), 'utf8')) as EntityFailure[]));
+        }
+        const proposals = await ledger.proposals(n);
+        const outcomes = new Map((await ledger.outcomes(n)).map((o) => [o.proposalId, o]));
+        const w = await ledger.writes(n);
+        const writtenSet = new Set(w?.written ?? []);
+        written += w?.written.length ?? 0;
+        already += w?.already.length ?? 0;
+        keptHuman += w?.keptHuman.length ?? 0;
+        for (const p of proposals) {
+          total++;
+          const o = outcomes.get(p.id);
+          const decision = o?.decision ?? 'not_reviewed';
+          const k = byKind[p.change.kind];
+          k.proposed++;
+          k[decision]++;
+          outcomesCount[decision]++;
+          if (writtenSet.has(p.id)) k.written++;
+          if (proposalsOut.length < limit) {
+            proposalsOut.push({
+              id: p.id,
+              entityId: p.entityId,
+              agent: p.agent,
+              kind: p.change.kind,
+              change: p.change,
+              outcome: decision,
+              reason: o?.reason ?? 'no review outcome recorded',
+              reviewer: o?.reviewer ?? 'none',
+              written: writtenSet.has(p.id),
+              ...(w?.notes[p.id] ? { writeNote: w.notes[p.id] } : {}),
+            });
+          }
+        }
+      }
+      const after = catalogStats((await store.allEntities()).entities);
+      const failedEntities = new Set(failures.map((f) => f.entity));
+      const processed = Math.max(0, input.requested - failedEntities.size);
+      const partialReasons: string[] = [...input.extraPartialReasons];
+      if (failedEntities.size > 0)
+        partialReasons.push(`${failedEntities.size} of ${input.requested} entities failed (see failures)`);
+      if (outcomesCount.not_reviewed > 0)
+        partialReasons.push(`${outcomesCount.not_reviewed} proposals were not reviewed and were not written`);
+      if (input.breakerTripped) {
+        const why = input.retired.map(
+          (r) =>
+            `${r.endpointId}: ${r.reason}${r.providerMessage ? ` (provider said: ${r.providerMessage.slice(0, 300)})` : ''}`,
+        );
+        partialReasons.push(`model budget exhausted on every endpoint: ${why.join('; ')}`);
+      }
+      const ratio = (a: number, b: number) => (b === 0 ? 1 : Math.round((a / b) * 10000) / 10000);
+      const report: SweepReport = {
+        reportVersion: 1,
+        sweepId: input.sweepId,
+        catalog: meta.catalogName,
+        mode: input.mode,
+        dryRun: input.dryRun,
+        startedAt: meta.startedAt,
+        finishedAt: new Date().toISOString(),
+        partial: partialReasons.length > 0,
+        partialReasons,
+        entities: { requested: input.requested, processed, failed: failedEntities.size },
+        outcomes: outcomesCount,
+        byKind,
+        written,
+        alreadyApplied: already,
+        keptHumanText: keptHuman,
+        coverage: {
+          descriptionsBefore: ratio(meta.before.described, meta.before.describable),
+          descriptionsAfter: ratio(after.described, after.describable),
+          describedBefore: meta.before.described,
+          describedAfter: after.described,
+          describable: after.describable,
+        },
+        piiGovernance: {
+          tagged: after.tagged,
+          piiLooking: after.piiLooking,
+          ratio: ratio(after.tagged, after.piiLooking),
+          taggedBefore: meta.before.tagged,
+        },
+        failures: failures.slice(0, 500),
+        failuresTruncated: Math.max(0, failures.length - 500) + input.workflowFailuresDropped,
+        endpoints: { retired: input.retired, breakerTripped: input.breakerTripped },
+        proposals: proposalsOut,
+        proposalsTruncated: total - proposalsOut.length,
+        reportFile: ledger.reportFile(),
+        executions: input.executions,
+      };
+      await writeFileAtomic(ledger.reportFile(), JSON.stringify(report, null, 2));
+      return report;
+    },
+  };
+}
+
+export type SweepActivities = ReturnType<typeof createSweepActivities>;

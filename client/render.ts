@@ -1,0 +1,84 @@
+import type { SweepReport } from '../domain/report';
+
+const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows
+    .map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '))
+    .join('\n');
+}
+
+/** The human-readable report. A partial run says so in its first line. */
+export function renderReportText(r: SweepReport, opts: { uiLink?: string } = {}): string {
+  const out: string[] = [];
+  const head = r.partial ? `PARTIAL SWEEP — ${r.partialReasons.length} reason(s)` : 'COMPLETE SWEEP';
+  out.push(`${head}: ${r.sweepId}`);
+  out.push(
+    `Catalog ${r.catalog}, ${r.mode} review${r.dryRun ? ' (dry run: nothing written)' : ''}, ${r.startedAt} → ${r.finishedAt}`,
+  );
+  if (r.partial) for (const why of r.partialReasons) out.push(`  ! ${why}`);
+  out.push('');
+  out.push(
+    `Entities: ${r.entities.processed} of ${r.entities.requested} processed${r.entities.failed ? `, ${r.entities.failed} failed` : ''}`,
+  );
+  out.push(
+    `Outcomes: ${r.outcomes.approved} approved, ${r.outcomes.rejected} rejected, ${r.outcomes.not_reviewed} not reviewed` +
+      (r.partial ? ' (partial totals)' : ''),
+  );
+  out.push('');
+  out.push(
+    table([
+      ['kind', 'proposed', 'approved', 'rejected', 'not reviewed', 'written'],
+      ...(['description', 'pii_tag', 'lineage_flag'] as const).map((k) => {
+        const c = r.byKind[k];
+        return [
+          k,
+          String(c.proposed),
+          String(c.approved),
+          String(c.rejected),
+          String(c.not_reviewed),
+          String(c.written),
+        ];
+      }),
+    ]),
+  );
+  out.push('');
+  if (r.written > 0)
+    out.push(
+      `Written: ${r.written} repairs${r.alreadyApplied ? `; ${r.alreadyApplied} approved repairs were already in the catalog` : ''}.`,
+    );
+  else if (r.dryRun) out.push('Written: nothing (dry run).');
+  else if (r.alreadyApplied > 0 || r.outcomes.approved === 0)
+    out.push(
+      `Written: nothing new — every approved repair is already in the catalog${r.alreadyApplied ? ` (${r.alreadyApplied} written by earlier sweeps)` : ''}.`,
+    );
+  else out.push('Written: nothing.');
+  if (r.keptHumanText) out.push(`Kept ${r.keptHumanText} human-written texts (not overwritten).`);
+  out.push(
+    `Description coverage: ${pct(r.coverage.descriptionsBefore)} → ${pct(r.coverage.descriptionsAfter)} ` +
+      `(${r.coverage.describedBefore} → ${r.coverage.describedAfter} of ${r.coverage.describable} tables and columns)`,
+  );
+  out.push(
+    `PII governance: ${r.piiGovernance.tagged} of ${r.piiGovernance.piiLooking} PII-looking columns tagged (${pct(r.piiGovernance.ratio)})`,
+  );
+  if (r.endpoints.retired.length) {
+    out.push('');
+    out.push(`Retired endpoints${r.endpoints.breakerTripped ? ' (breaker tripped: every endpoint spent)' : ''}:`);
+    for (const e of r.endpoints.retired)
+      out.push(`  - ${e.endpointId}: ${e.reason}${e.providerMessage ? ` — provider said: ${e.providerMessage}` : ''}`);
+  }
+  if (r.failures.length) {
+    out.push('');
+    out.push(`Failures (${r.failures.length + r.failuresTruncated}):`);
+    for (const f of r.failures.slice(0, 10))
+      out.push(
+        `  - ${f.entity} at ${f.stage}: ${f.category}${f.retryable ? ' (retryable)' : ''} — ${f.message.slice(0, 160)}`,
+      );
+    if (r.failures.length > 10) out.push(`  … ${r.failures.length - 10 + r.failuresTruncated} more in the JSON report`);
+  }
+  out.push('');
+  out.push(`Full report: ${r.reportFile}`);
+  if (opts.uiLink) out.push(`Web UI: ${opts.uiLink}`);
+  return out.join('\n');
+}

@@ -1,0 +1,48 @@
+/** Task queue every ARGUS worker polls. */
+export const TASK_QUEUE = 'argus' as const;
+
+/** Typed search attributes ARGUS sets on sweeps. Nothing personal goes into them. */
+export const SA_PARTIAL = 'ArgusPartial' as const;
+export const SA_CATALOG = 'ArgusCatalog' as const;
+export const SA_MODE = 'ArgusMode' as const;
+export const SEARCH_ATTRIBUTES = [
+  { name: SA_PARTIAL, type: 'Bool' },
+  { name: SA_CATALOG, type: 'Keyword' },
+  { name: SA_MODE, type: 'Keyword' },
+] as const;
+
+/** Failure types workflows match on (`cause.type`). */
+export const FailureType = {
+  InvalidSweepInput: 'InvalidSweepInput',
+  InvalidCatalog: 'InvalidCatalog',
+  BudgetExhausted: 'BudgetExhausted',
+  ProviderBurst: 'ProviderBurst',
+  ProviderServerError: 'ProviderServerError',
+  ProviderTimeout: 'ProviderTimeout',
+  ProviderAuth: 'ProviderAuth',
+  ProviderBadRequest: 'ProviderBadRequest',
+  MalformedOutput: 'MalformedOutput',
+  EntityInvalid: 'EntityInvalid',
+} as const;
+export type FailureType = (typeof FailureType)[keyof typeof FailureType];
+
+/** Keep a catalog name usable inside a workflow id and a search attribute. */
+export function catalogKey(name: string): string {
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 80) || 'catalog'
+  );
+}
+
+/** `sweep/<catalog>/<run-key>` */
+export function sweepWorkflowId(catalog: string, runKey: string): string {
+  return `sweep/${catalogKey(catalog)}/${runKey}`;
+}
+
+/** `<parent-id>/arbiter/<n>` */
+export function arbiterWorkflowId(parentId: string, n: number): string {
+  return `${parentId}/arbiter/${n}`;
+}

@@ -1,0 +1,70 @@
+import type { EntityFailure, ProposalChange, Decision, AgentName } from './proposal';
+import type { ReviewMode } from './sweep';
+
+export interface KindCounts {
+  proposed: number;
+  approved: number;
+  rejected: number;
+  not_reviewed: number;
+  written: number;
+}
+
+/** Evidence kept when an endpoint was retired: the provider's own words, bounded and redacted. */
+export interface RetiredEndpoint {
+  endpointId: string;
+  reason: string;
+  window: string | null;
+  status: number | null;
+  resetAt: string | null;
+  providerMessage: string;
+  body: string;
+  requestId: string | null;
+  retiredAt: string;
+}
+
+export interface ReportProposal {
+  id: string;
+  entityId: string;
+  agent: AgentName;
+  kind: ProposalChange['kind'];
+  change: ProposalChange;
+  outcome: Decision;
+  reason: string;
+  reviewer: string;
+  written: boolean;
+  writeNote?: string;
+}
+
+/** The sweep report. `partial` is true whenever fewer entities were fully processed than requested or anything was left unreviewed. */
+export interface SweepReport {
+  reportVersion: 1;
+  sweepId: string;
+  catalog: string;
+  mode: ReviewMode;
+  dryRun: boolean;
+  startedAt: string;
+  finishedAt: string;
+  partial: boolean;
+  partialReasons: string[];
+  entities: { requested: number; processed: number; failed: number };
+  outcomes: { approved: number; rejected: number; not_reviewed: number };
+  byKind: Record<ProposalChange['kind'], KindCounts>;
+  written: number;
+  alreadyApplied: number;
+  keptHumanText: number;
+  coverage: {
+    descriptionsBefore: number;
+    descriptionsAfter: number;
+    describedBefore: number;
+    describedAfter: number;
+    describable: number;
+  };
+  piiGovernance: { tagged: number; piiLooking: number; ratio: number; taggedBefore: number };
+  failures: EntityFailure[];
+  failuresTruncated: number;
+  endpoints: { retired: RetiredEndpoint[]; breakerTripped: boolean };
+  proposals: ReportProposal[];
+  proposalsTruncated: number;
+  reportFile: string;
+  executions: number;
+}

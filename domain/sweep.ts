@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { AgentName, ProposalChange } from './proposal';
+
+/** Where the catalog comes from. `demo` is the bundled warehouse, copied into the state folder on first use. */
+export const CatalogRef = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('demo') }).strict(),
+  z.object({ kind: z.literal('file'), path: z.string().min(1).max(4096) }).strict(),
+]);
+export type CatalogRef = z.infer<typeof CatalogRef>;
+
+/**
+ * An OpenAI-compatible endpoint. The key itself never appears here: `apiKeyEnv` names the worker's
+ * environment variable that holds it.
+ */
+export const EndpointConfig = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, . _ - (at most 64)'),
+    baseUrl: z.string().url(),
+    model: z.string().min(1).max(200),
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'an environment variable name such as OPENAI_API_KEY')
+      .optional(),
+    /** Whether the endpoint accepts response_format json_schema; otherwise json_object plus validation. */
+    structuredOutput: z.enum(['json_schema', 'json_object']).default('json_schema'),
+    maxOutputTokens: z.number().int().min(16).max(32000).default(900),
+    timeoutMs: z.number().int().min(1000).max(600000).default(60000),
+  })
+  .strict();
+export type EndpointConfig = z.infer<typeof EndpointConfig>;
+
+export const ReviewMode = z.enum(['model', 'mechanical']);
+export type ReviewMode = z.infer<typeof ReviewMode>;
+
+export const HumanReviewConfig = z
+  .object({
+    /** Proposal kinds that wait for a person after the Arbiter approves them. */
+    kinds: z.array(z.enum(['description', 'pii_tag', 'lineage_flag'])).default(['pii_tag']),
+    /** How long the sweep waits for decisions, e.g. "24h", "30m", "90s". */
+    deadline: z
+      .string()
+      .regex(/^\d+(ms|s|m|h|d)$/, 'a duration such as 30m, 24h or 7d')
+      .default('24h'),
+  })
+  .strict();
+export type HumanReviewConfig = z.infer<typeof HumanReviewConfig>;
+
+/** Input of `sweepWorkflow`. The smallest valid input is `{"catalog": {"kind": "demo"}}`. Unknown keys are refused. */
+export const SweepInput = z
+  .object({
+    catalog: CatalogRef,
+    /** Declared at start. Defaults to `model` when endpoints are given, otherwise `mechanical`. */
+    review: ReviewMode.optional(),
+    endpoints: z.array(EndpointConfig).max(16).default([]),
+    agents: z.array(AgentName).min(1).default(['description-drafter', 'pii-classifier', 'lineage-checker']),
+    /** Who proposes: the no-model rules, or the endpoints' model. Defaults to `model` when endpoints are given. */
+    agentBackend: z.enum(['rules', 'model']).optional(),
+    /** Overwrite text a person wrote. Off unless asked for. */
+    overwriteHumanText: z.boolean().default(false),
+    /** Review but write nothing. */
+    dryRun: z.boolean().default(false),
+    /** Entities per page: one agent activity works on one page when no model is involved. */
+    pageSize: z.number().int().min(1).max(1000).default(100),
+    /** Pages in flight at once (bounded fan-out). */
+    concurrency: z.number().int().min(1).max(64).default(4),
+    /** Pages one execution handles before it continues as new (keeps every history far below 10,240 events). */
+    pagesPerRun: z.number().int().min(1).max(500).default(100),
+    /** Model calls in flight at once per page in model mode. */
+    modelConcurrency: z.number().int().min(1).max(32).default(4),
+    /** Attempts of a still-throttled (unnamed 429) endpoint before the work rotates to the next one. */
+    throttleAttemptsBeforeRotation: z.number().int().min(1).max(20).default(4),
+    humanReview: HumanReviewConfig.optional(),
+  })
+  .strict()
+  .superRefine((v, ctx) => {
+    if (v.review === 'model' && v.endpoints.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['endpoints'], message: 'review "model" needs at least one endpoint' });
+    }
+    if (v.agentBackend === 'model' && v.endpoints.length === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['endpoints'],
+        message: 'agentBackend "model" needs at least one endpoint',
+      });
+    }
+    const ids = new Set<string>();
+    v.endpoints.forEach((e, i) => {
+      if (ids.has(e.id))
+        ctx.addIssue({ code: 'custom', path: ['endpoints', i, 'id'], message: `duplicate endpoint id "${e.id}"` });
+      ids.add(e.id);
+    });
+  });
+export type SweepInput = z.input<typeof SweepInput>;
+export type SweepConfig = z.output<typeof SweepInput> & { review: ReviewMode; agentBackend: 'rules' | 'model' };
+
+/** Parse and apply defaults; throws a readable message naming every bad field. */
+export function parseSweepInput(
+  raw: unknown,
+): { ok: true; value: SweepConfig } | { ok: false; fields: string[]; message: string } {
+  const r = SweepInput.safeParse(raw);
+  if (!r.success) {
+    const fields = [...new Set(r.error.issues.map((i) => (i.path.length ? i.path.join('.') : '(input)')))];
+    const message = r.error.issues
+      .map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`)
+      .join('; ');
+    return { ok: false, fields, message };
+  }
+  const review = r.data.review ?? (r.data.endpoints.length > 0 ? 'model' : 'mechanical');
+  const agentBackend = r.data.agentBackend ?? (r.data.endpoints.length > 0 ? 'model' : 'rules');
+  return { ok: true, value: { ...r.data, review, agentBackend } };
+}
+
+/** A human decision on one proposal, delivered as a Temporal Update. */
+export const HumanDecision = z
+  .object({
+    proposalId: z.string().min(1),
+    decision: z.enum(['approved', 'rejected', 'needs_changes']),
+    reviewer: z.string().min(1).max(200),
+    time: z.string().datetime({ offset: true }),
+    comment: z.string().max(2000).optional(),
+  })
+  .strict();
+export type HumanDecision = z.infer<typeof HumanDecision>;
+
+export { ProposalChange };

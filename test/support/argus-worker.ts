@@ -1,0 +1,89 @@
+import { mkdtempSync, mkdirSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  Runtime,
+  DefaultLogger,
+  type Worker,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import { createArgusWorker } from '../../worker/create-worker';
+import { testAddress, TEST_NAMESPACE } from './temporal-env';
+import type { CatalogFile } from '../../domain/catalog';
+
+let runtimeInstalled = false;
+
+/** Quiet the SDK's logs in tests: warnings and errors only. */
+export function installQuietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    /* already installed by another helper in this worker process */
+  }
+}
+
+/** One workflow bundle per test file (bundling takes about a second). */
+export async function bundleOnce(): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+}
+
+export interface TestWorker {
+  worker: Worker;
+  connection: NativeConnection;
+  taskQueue: string;
+  stateDir: string;
+  run: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A real worker on the test server, on its own task queue, with a fresh state folder. */
+export async function startTestWorker(
+  bundle: WorkflowBundleWithSourceMap,
+  taskQueue: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<TestWorker> {
+  installQuietRuntime();
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'argus-state-'));
+  const connection = await NativeConnection.connect({ address: testAddress() });
+  const worker = await createArgusWorker({
+    config: { taskQueue, stateDir, namespace: TEST_NAMESPACE },
+    connection,
+    workflowBundle: bundle,
+    env,
+  });
+  const run = worker.run();
+  return {
+    worker,
+    connection,
+    taskQueue,
+    stateDir,
+    run,
+    async stop() {
+      worker.shutdown();
+      await run;
+      await connection.close();
+    },
+  };
+}
+
+export const DEMO_CATALOG = path.resolve(__dirname, '../../catalog/demo/shop-warehouse.json');
+
+/** Copy a catalog file into a folder of its own so a test can repair it. */
+export function copyCatalog(src: string, dir: string, name = 'catalog.json'): string {
+  mkdirSync(dir, { recursive: true });
+  const dst = path.join(dir, name);
+  copyFileSync(src, dst);
+  return dst;
+}
+
+export function readCatalog(file: string): CatalogFile {
+  return JSON.parse(readFileSync(file, 'utf8')) as CatalogFile;
+}
+
+export function writeCatalog(file: string, c: unknown): void {
+  writeFileSync(file, JSON.stringify(c, null, 2));
+}

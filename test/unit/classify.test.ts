@@ -1,0 +1,569 @@
+import * as fs from 'fs';
+import * as path from 'path';
+import {
+  classifyProviderResponse,
+  type ThrottleClassification,
+  type ThrottleLabel,
+  type ThrottleWindow,
+} from '../../llm/classify';
+import {
+  BudgetExhaustedError,
+  MalformedOutputError,
+  ProviderAuthError,
+  ProviderBadRequestError,
+  ProviderBurstError,
+  ProviderError,
+  ProviderServerError,
+  ProviderTimeoutError,
+  providerErrorFromResponse,
+} from '../../llm/errors';
+
+interface Vector {
+  id: string;
+  provider: string;
+  status: number | null;
+  headers: Record<string, string>;
+  body: string;
+  label: ThrottleLabel;
+  expected_reset_seconds_or_null: number | null;
+  reset_at_utc?: string;
+}
+
+const DATA = path.resolve(__dirname, '../../../shared/testdata/provider-throttling.json');
+const vectors = JSON.parse(fs.readFileSync(DATA, 'utf8')) as Vector[];
+// Before every absolute reset in the file, so seconds-until-reset are positive and exact.
+const NOW = new Date('2026-05-20T12:00:00.000Z');
+
+describe('recorded provider answers', () => {
+  test('the file is there and complete', () => {
+    expect(vectors).toHaveLength(28);
+  });
+
+  test.each(vectors.map((v) => [v.id, v] as const))('%s', (_id, v) => {
+    const c = classifyProviderResponse({ status: v.status, headers: v.headers, body: v.body }, NOW);
+    expect(c.label).toBe(v.label);
+    if (v.expected_reset_seconds_or_null !== null) {
+      expect(c.retryAfterSeconds).not.toBeNull();
+      expect(Math.abs((c.retryAfterSeconds ?? NaN) - v.expected_reset_seconds_or_null)).toBeLessThanOrEqual(1);
+    } else if (v.reset_at_utc !== undefined) {
+      // Only an absolute reset (epoch ms copied into the body) is stated: it must be read exactly.
+      expect(c.resetAt).toBe(new Date(v.reset_at_utc).toISOString());
+      expect(c.retryAfterSeconds).toBeCloseTo((Date.parse(v.reset_at_utc) - NOW.getTime()) / 1000, 3);
+    } else {
+      expect(c.retryAfterSeconds).toBeNull();
+    }
+    expect(c.reason.length).toBeGreaterThan(10);
+    expect(c.reason).not.toMatch(/\n/);
+    if (c.label === 'OTHER') expect(c.window).toBeNull();
+    else expect(c.window).not.toBeNull();
+  });
+
+  test.each<[string, Partial<ThrottleClassification>]>([
+    ['groq-tpd', { window: 'day', limit: 100000, used: 97050, requested: 3619 }],
+    ['groq-tpm', { window: 'minute', limit: 12000, used: 2542, requested: 9855 }],
+    ['openai-rpd-long', { window: 'day', limit: 50, used: 50, requested: 1 }],
+    ['g4f-daily-500', { window: 'day', limit: 500000, used: 508311 }],
+    ['gemini-paid-minute', { window: 'minute', limit: 4000000 }],
+    ['gemini-day-quota-short-retrydelay', { window: 'day', limit: 20 }],
+    ['gemini-mixed-violations-day', { window: 'day' }],
+    ['ghmodels-day-85841', { window: 'day', limit: 8 }],
+    ['azure-86400s', { window: 'day' }],
+    ['opencode-go-monthly', { window: 'month' }],
+    ['openrouter-limit-rpm', { window: 'minute', limit: 8, used: 8 }],
+    ['openrouter-free-per-day', { window: 'day', limit: 50, used: 50 }],
+    ['openrouter-key-limit', { window: 'credits', requested: 32000 }],
+    ['deepseek-402', { window: 'credits', providerMessage: 'Insufficient Balance' }],
+    ['anthropic-account-rate-limit', { window: 'unknown' }],
+  ])('figures for %s', (id, expected) => {
+    const v = vectors.find((x) => x.id === id);
+    if (!v) throw new Error(`vector ${id} missing`);
+    const c = classifyProviderResponse({ status: v.status, headers: v.headers, body: v.body }, NOW);
+    expect(c).toMatchObject(expected);
+  });
+
+  test('the provider message is the headline, not the JSON envelope', () => {
+    const v = vectors.find((x) => x.id === 'gemini-compat-array-bare');
+    const c = classifyProviderResponse({ status: v?.status ?? null, body: v?.body }, NOW);
+    expect(c.providerMessage).toBe('Resource has been exhausted (e.g. check quota).');
+  });
+});
+
+// Answers from providers (real or made up) that are not in the file, written to the same rules.
+interface Invented {
+  name: string;
+  status: number | null;
+  headers?: Record<string, string | string[]>;
+  body: string | null;
+  label: ThrottleLabel;
+  window?: ThrottleWindow | null;
+  retryAfter?: number | null;
+  limit?: number;
+  used?: number;
+}
+
+const invented: Invented[] = [
+  {
+    name: 'monthly spend limit (429)',
+    status: 429,
+    body: '{"error":{"message":"Monthly spend limit of $50.00 reached for this project.","type":"spend_limit"}}',
+    label: 'EXHAUSTED',
+    window: 'month',
+  },
+  {
+    name: 'requests per day from an unknown gateway (plain text)',
+    status: 429,
+    body: 'Quota exceeded: 1000 requests per day for free keys. Quota resets at 00:00 UTC.',
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+  {
+    name: 'account suspended (403)',
+    status: 403,
+    body: '{"error":{"code":"account_suspended","message":"Your account has been suspended."}}',
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'billing not enabled (403)',
+    status: 403,
+    body: '{"error":{"code":403,"message":"This API method requires billing to be enabled on project 4242.","status":"PERMISSION_DENIED"}}',
+    label: 'EXHAUSTED',
+    window: 'credits',
+  },
+  {
+    name: 'invalid key (401) is not a throttle',
+    status: 401,
+    body: '{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}',
+    label: 'OTHER',
+    window: null,
+  },
+  {
+    name: 'per-second concurrency limit',
+    status: 429,
+    body: '{"detail":"Too many concurrent requests: at most 4 in flight per key."}',
+    label: 'BURST',
+    window: 'second',
+  },
+  {
+    name: 'requests per second, explicit',
+    status: 429,
+    headers: { 'Retry-After': '1' },
+    body: '{"message":"Rate limit: 5 requests per second exceeded"}',
+    label: 'BURST',
+    window: 'second',
+    retryAfter: 1,
+  },
+  {
+    name: 'request too large for model (429) is not a throttle',
+    status: 429,
+    body: 'Request too large for model `big-1` in organization org-1 on tokens per min (TPM): Limit 30000, Requested 45000. The input or output tokens must be reduced in order to run successfully.',
+    label: 'OTHER',
+    window: null,
+  },
+  {
+    name: 'a request needing more than the whole per-minute limit is not a throttle',
+    status: 429,
+    body: 'Tokens per minute exceeded: Limit 8000, Used 0, Requested 9100.',
+    label: 'OTHER',
+  },
+  { name: '413 payload too large', status: 413, body: '{"error":"payload too large"}', label: 'OTHER', window: null },
+  {
+    name: 'context length on a 400',
+    status: 400,
+    body: '{"error":{"code":"context_length_exceeded","message":"This model\'s maximum context length is 8192 tokens."}}',
+    label: 'OTHER',
+  },
+  {
+    name: 'free tier "limit: 0" on a per-minute quota is still exhausted',
+    status: 429,
+    body: '{"error":{"code":429,"message":"You exceeded your current quota. Quota exceeded for metric: free_tier_requests, limit: 0, model: super-pro. Please retry in 12s.","details":[{"quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier","quotaValue":"0"}]}}',
+    label: 'EXHAUSTED',
+    window: 'minute',
+    retryAfter: 12,
+    limit: 0,
+  },
+  {
+    name: 'header-only 429 with an empty body',
+    status: 429,
+    headers: {
+      'X-RateLimit-Limit-Requests': '60',
+      'X-RateLimit-Remaining-Requests': '0',
+      'X-RateLimit-Reset-Requests': '12s',
+    },
+    body: '',
+    label: 'BURST',
+    window: 'unknown',
+    retryAfter: 12,
+    limit: 60,
+    used: 60,
+  },
+  {
+    name: 'status not shown, null body',
+    status: null,
+    body: null,
+    label: 'BURST',
+    window: 'unknown',
+    retryAfter: null,
+  },
+  {
+    name: 'day-window header names which window ran dry',
+    status: 429,
+    headers: {
+      'x-ratelimit-limit-requests-day': '14400',
+      'x-ratelimit-remaining-requests-day': '0',
+      'x-ratelimit-reset-requests-day': '33011.5',
+    },
+    body: '{"message":"Requests exceeded","type":"too_many_requests_error"}',
+    label: 'EXHAUSTED',
+    window: 'day',
+    retryAfter: 33011.5,
+    limit: 14400,
+    used: 14400,
+  },
+  {
+    name: 'a retry-after of two days reads as a window of a day or more',
+    status: 429,
+    headers: { 'retry-after': '172800' },
+    body: '{"error":"Rate limit exceeded"}',
+    label: 'EXHAUSTED',
+    window: 'day',
+    retryAfter: 172800,
+  },
+  {
+    name: 'hourly window is a burst (within reach of a sweep)',
+    status: 429,
+    body: '{"error":"Hourly request limit reached (100/hour). Try again in 23 minutes."}',
+    label: 'BURST',
+    window: 'hour',
+    retryAfter: 1380,
+    limit: undefined,
+  },
+  {
+    name: 'billing boilerplate with a per-minute window from another provider is a burst',
+    status: 429,
+    body: 'You exceeded your current quota, please check your plan and billing details. Requests per minute (RPM) limit 60 reached.',
+    label: 'BURST',
+    window: 'minute',
+  },
+  {
+    name: 'billing boilerplate with no window is exhausted',
+    status: 429,
+    body: '{"error":{"message":"You exceeded your current quota, please check your plan and billing details."}}',
+    label: 'EXHAUSTED',
+    window: 'credits',
+  },
+  {
+    name: 'upsell naming a daily allowance does not make a per-minute limit exhausted',
+    status: 429,
+    body: '{"error":{"message":"Rate limit exceeded: 10 requests per minute. Add credits to unlock 1000 requests per day."}}',
+    label: 'BURST',
+    window: 'minute',
+  },
+  {
+    name: 'try again later with no window',
+    status: 429,
+    body: 'Too many requests, please try again later.',
+    label: 'BURST',
+    window: 'unknown',
+  },
+  {
+    name: 'gateway answering 200 with the real status inside',
+    status: 200,
+    body: '{"error":{"code":429,"message":"Rate limit exceeded: 20 requests per minute"}}',
+    label: 'BURST',
+    window: 'minute',
+  },
+  {
+    name: 'daily budget on a 500',
+    status: 500,
+    body: 'Daily token budget of 2,000,000 exceeded for this key.',
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+  {
+    name: '412 with a daily quota',
+    status: 412,
+    body: '{"error":{"message":"Precondition failed: daily quota exceeded for this key"}}',
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+  {
+    name: '412 with a per-minute rate limit',
+    status: 412,
+    body: '{"error":{"message":"rate limit of 30 per 60s exceeded"}}',
+    label: 'BURST',
+    window: 'minute',
+    limit: 30,
+  },
+  {
+    name: 'quota id in a field of its own (camel case)',
+    status: 429,
+    body: '{"error":{"limitName":"TokensPerDayPerKey","message":"Too Many Requests"}}',
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+  {
+    name: 'weekly allowance outlasts a sweep',
+    status: 429,
+    body: 'Weekly usage limit reached. Resets in 3 days.',
+    label: 'EXHAUSTED',
+    retryAfter: 259200,
+  },
+  {
+    name: '529 overloaded is not a throttle',
+    status: 529,
+    body: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+    label: 'OTHER',
+  },
+  {
+    name: '503 with retry-after keeps the delay',
+    status: 503,
+    headers: { 'Retry-After': '7' },
+    body: 'upstream connect error',
+    label: 'OTHER',
+    retryAfter: 7,
+  },
+  {
+    name: 'multi-valued header arrays are read',
+    status: 429,
+    headers: { 'retry-after': ['9'] },
+    body: 'slow down',
+    label: 'BURST',
+    retryAfter: 9,
+  },
+  {
+    name: 'a per-minute token budget is a rate window, not money',
+    status: 429,
+    body: 'Too Many Requests: per-minute token budget exceeded',
+    label: 'BURST',
+    window: 'minute',
+  },
+  {
+    name: 'a spend budget with no window is money (proxy 400)',
+    status: 400,
+    body: '{"error":{"message":"Budget has been exceeded! Current cost: 10.5, Max budget: 10.0"}}',
+    label: 'EXHAUSTED',
+    window: 'credits',
+  },
+  {
+    name: 'trial key limited to N calls / month',
+    status: 429,
+    body: '{"message":"You are using a Trial key, which is limited to 1000 API calls / month."}',
+    label: 'EXHAUSTED',
+    window: 'month',
+  },
+  {
+    name: 'HTML error page from a proxy',
+    status: 429,
+    body: '<html><head><title>429 Too Many Requests</title></head><body><h1>Too Many Requests</h1></body></html>',
+    label: 'BURST',
+    window: 'unknown',
+  },
+];
+
+describe('invented answers from providers not in the file', () => {
+  test.each(invented.map((v) => [v.name, v] as const))('%s', (_name, v) => {
+    const c = classifyProviderResponse({ status: v.status, headers: v.headers, body: v.body }, NOW);
+    expect(c.label).toBe(v.label);
+    if (v.window !== undefined) expect(c.window).toBe(v.window);
+    if (v.retryAfter === null) expect(c.retryAfterSeconds).toBeNull();
+    else if (v.retryAfter !== undefined) expect(c.retryAfterSeconds).toBeCloseTo(v.retryAfter, 3);
+    if ('limit' in v) expect(c.limit).toBe(v.limit);
+    if ('used' in v) expect(c.used).toBe(v.used);
+  });
+});
+
+describe('classifyProviderResponse properties', () => {
+  const burst = {
+    status: 429,
+    headers: {
+      'X-RateLimit-Reset-Tokens': '6m0s',
+      'X-RateLimit-Remaining-Tokens': '0',
+      'X-RateLimit-Limit-Tokens': '30000',
+    },
+    body: 'Rate limit exceeded',
+  };
+
+  test('header names are case-insensitive', () => {
+    const lowered = Object.fromEntries(Object.entries(burst.headers).map(([k, v]) => [k.toLowerCase(), v]));
+    const a = classifyProviderResponse(burst, NOW);
+    const b = classifyProviderResponse({ ...burst, headers: lowered }, NOW);
+    expect(b).toEqual(a);
+    expect(a.retryAfterSeconds).toBe(360);
+    expect(a.resetAt).toBe('2026-05-20T12:06:00.000Z');
+    expect(a).toMatchObject({ limit: 30000, used: 30000 });
+  });
+
+  test('real headers outrank the delay the body states', () => {
+    const c = classifyProviderResponse(
+      { status: 429, headers: { 'retry-after': '3' }, body: 'Please try again in 20s.' },
+      NOW,
+    );
+    expect(c.retryAfterSeconds).toBe(3);
+    expect(c.reason).toContain('retry-after');
+  });
+
+  test('a short stated wait never turns a per-day quota into a burst', () => {
+    for (const wait of ['1s', '36s', '9m38s']) {
+      const c = classifyProviderResponse(
+        { status: 429, body: `Limit reached on requests per day (RPD). Please try again in ${wait}.` },
+        NOW,
+      );
+      expect(c.label).toBe('EXHAUSTED');
+    }
+  });
+
+  test('a long stated wait on a per-minute quota is still read as a long window', () => {
+    const c = classifyProviderResponse(
+      { status: 429, body: 'Tokens per minute exceeded. Please retry after 90000 seconds.' },
+      NOW,
+    );
+    expect(c.label).toBe('EXHAUSTED');
+    expect(c.reason).toMatch(/90000/);
+  });
+
+  test('the provider message is bounded and redacted', () => {
+    const body = JSON.stringify({ error: { message: `bad key sk-proj-ABCDEFGHIJKLMNOPQRSTUV ${'x'.repeat(5000)}` } });
+    const c = classifyProviderResponse({ status: 429, body }, NOW);
+    expect(c.providerMessage).toBeDefined();
+    expect(c.providerMessage).not.toContain('ABCDEFGHIJKLMNOP');
+    expect((c.providerMessage ?? '').length).toBeLessThan(700);
+  });
+
+  test('ids that happen to spell a window are not evidence', () => {
+    const c = classifyProviderResponse(
+      { status: 429, body: '{"error":{"message":"Rate limit exceeded"},"request_id":"req_9rpd7tpd-PerDay"}' },
+      NOW,
+    );
+    expect(c.label).toBe('BURST');
+  });
+});
+
+describe('providerErrorFromResponse', () => {
+  const byId = (id: string): Vector => {
+    const v = vectors.find((x) => x.id === id);
+    if (!v) throw new Error(`vector ${id} missing`);
+    return v;
+  };
+
+  test.each<[string, number | null, Record<string, string>, string, new (...a: never[]) => ProviderError, string]>([
+    ['groq TPD 429', 429, {}, byId('groq-tpd').body, BudgetExhaustedError, 'exhausted'],
+    ['groq TPM 429', 429, {}, byId('groq-tpm').body, ProviderBurstError, 'burst'],
+    ['anthropic credit 400', 400, {}, byId('anthropic-credit-balance-low').body, BudgetExhaustedError, 'exhausted'],
+    ['openai billing 400', 400, {}, byId('openai-billing-hard-limit').body, BudgetExhaustedError, 'exhausted'],
+    ['g4f daily 500', 500, {}, byId('g4f-daily-500').body, BudgetExhaustedError, 'exhausted'],
+    ['together 402', 402, {}, byId('together-402-credit-limit').body, BudgetExhaustedError, 'exhausted'],
+    ['ollama 503', 503, {}, byId('ollama-503-queue-full').body, ProviderServerError, 'server'],
+    ['plain 500', 500, {}, 'internal error', ProviderServerError, 'server'],
+    ['408', 408, {}, 'request timeout', ProviderServerError, 'server'],
+    ['401', 401, {}, '{"error":{"message":"invalid api key"}}', ProviderAuthError, 'auth'],
+    [
+      '403 no billing words',
+      403,
+      {},
+      '{"error":{"message":"model not allowed for this key"}}',
+      ProviderAuthError,
+      'auth',
+    ],
+    ['403 suspended', 403, {}, '{"error":{"message":"organization suspended"}}', BudgetExhaustedError, 'exhausted'],
+    ['404', 404, {}, '{"error":{"message":"model not found"}}', ProviderBadRequestError, 'bad_request'],
+    ['422', 422, {}, '{"detail":"temperature must be <= 2"}', ProviderBadRequestError, 'bad_request'],
+    [
+      '429 too large',
+      429,
+      {},
+      'Request too large for model m: maximum context length is 8192',
+      ProviderBadRequestError,
+      'bad_request',
+    ],
+    ['413', 413, {}, 'payload too large', ProviderBadRequestError, 'bad_request'],
+    ['null status, bare 429', null, { 'retry-after': '4' }, '', ProviderBurstError, 'burst'],
+  ])('%s', (_name, status, headers, body, cls, kind) => {
+    const err = providerErrorFromResponse('ep-1', status, headers, body, NOW);
+    expect(err).toBeInstanceOf(cls);
+    expect(err).toBeInstanceOf(ProviderError);
+    expect(err).toBeInstanceOf(Error);
+    expect(err.kind).toBe(kind);
+    expect(err.endpointId).toBe('ep-1');
+    expect(err.status).toBe(status);
+    expect(err.name).toBe(cls.name);
+  });
+
+  test('a budget error carries the figures, the provider message, and keeps them in its message', () => {
+    const err = providerErrorFromResponse('groq-a', 429, { 'x-request-id': 'req_abc' }, byId('groq-tpd').body, NOW);
+    if (!(err instanceof BudgetExhaustedError)) throw new Error(`expected BudgetExhaustedError, got ${err.name}`);
+    expect(err).toMatchObject({ window: 'day', limit: 100000, used: 97050, requested: 3619, requestId: 'req_abc' });
+    expect(err.retryAfterSeconds).toBeCloseTo(578.016, 3);
+    expect(err.resetAt).toBe(new Date(NOW.getTime() + 578016).toISOString());
+    expect(err.message).toContain('tokens per day (TPD)');
+    expect(err.message).toContain('groq-a');
+  });
+
+  test('request id falls back to the body', () => {
+    const err = providerErrorFromResponse('a', 400, {}, byId('anthropic-credit-balance-low').body, NOW);
+    expect(err.requestId).toBe('req_011CbrFTcXhtiMzr3s6EocF7');
+  });
+
+  test('toDetails is JSON-safe, keeps rate-limit headers and holds no secrets', () => {
+    const secret = 'sk-live-ABCDEFGHIJKLMNOPQRSTUVWX';
+    const err = providerErrorFromResponse(
+      'ep',
+      429,
+      { Authorization: `Bearer ${secret}`, 'x-ratelimit-remaining-tokens': '0', 'retry-after': '2' },
+      `{"error":{"message":"Rate limit exceeded for key ${secret} on tokens per minute"}}`,
+      NOW,
+    );
+    const details = err.toDetails();
+    expect(JSON.parse(JSON.stringify(details))).toEqual(details);
+    const flat = JSON.stringify(details);
+    expect(flat).not.toContain('ABCDEFGHIJKLMNOP');
+    expect(err.message).not.toContain('ABCDEFGHIJKLMNOP');
+    expect(details).toMatchObject({
+      kind: 'burst',
+      status: 429,
+      retryAfterSeconds: 2,
+      headers: { authorization: '[REDACTED]', 'x-ratelimit-remaining-tokens': '0', 'retry-after': '2' },
+      classification: { label: 'BURST', window: 'minute' },
+    });
+  });
+
+  test('budget details name the window and figures', () => {
+    const d = providerErrorFromResponse('ep', 429, {}, byId('openai-rpd-long').body, NOW).toDetails();
+    expect(d).toMatchObject({
+      name: 'BudgetExhaustedError',
+      kind: 'exhausted',
+      window: 'day',
+      limit: 50,
+      used: 50,
+      requested: 1,
+    });
+    expect(JSON.parse(JSON.stringify(d))).toEqual(d);
+  });
+
+  test('the body kept on the error is bounded', () => {
+    const err = providerErrorFromResponse('ep', 500, {}, 'e'.repeat(10000), NOW);
+    expect(err.body.length).toBeLessThan(2100);
+    expect(err.body).toContain('[truncated');
+  });
+
+  test('malformed output and timeout errors serialise too', () => {
+    const m = new MalformedOutputError({
+      endpointId: 'ep',
+      status: 200,
+      body: '{"descr',
+      issues: ['description: Required'],
+    });
+    expect(m.toDetails()).toMatchObject({
+      kind: 'malformed_output',
+      issues: ['description: Required'],
+      body: '{"descr',
+    });
+    const t = new ProviderTimeoutError({ endpointId: 'ep', timeoutMs: 30000, message: 'no answer in 30s' });
+    expect(t.toDetails()).toMatchObject({
+      kind: 'timeout',
+      timeoutMs: 30000,
+      status: null,
+      message: 'no answer in 30s',
+    });
+    expect(JSON.parse(JSON.stringify(t.toDetails()))).toEqual(t.toDetails());
+  });
+});

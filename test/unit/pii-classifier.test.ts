@@ -1,0 +1,358 @@
+import {
+  classifyColumn,
+  proposePiiTags,
+  splitIdentifier,
+  type ColumnCategory,
+} from '../../activities/agents/pii-classifier';
+import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
+import { PiiTagChange } from '../../domain/proposal';
+
+type ColumnSpec = [name: string, type: string, opts?: { pk?: boolean; fk?: string }];
+
+function entity(name: string, columns: ColumnSpec[], extra: Partial<CatalogEntityInput> = {}): CatalogEntity {
+  return CatalogEntity.parse({
+    id: name,
+    database: 'unit',
+    name,
+    kind: 'table',
+    columns: columns.map(([n, type, opts]) => ({
+      name: n,
+      type,
+      primary_key: opts?.pk ?? false,
+      ...(opts?.fk ? { foreign_key: opts.fk } : {}),
+    })),
+    ...extra,
+  });
+}
+
+function classify(
+  table: string,
+  column: string,
+  type: string,
+  siblings: ColumnSpec[] = [],
+  opts: ColumnSpec[2] = undefined,
+) {
+  const e = entity(table, [[column, type, opts], ...siblings]);
+  const col = e.columns[0];
+  if (!col) throw new Error('no column');
+  return classifyColumn(col, e);
+}
+
+describe('splitIdentifier', () => {
+  test.each<[string, string[]]>([
+    ['IPAddress', ['ip', 'address']],
+    ['billingZipCode', ['billing', 'zip', 'code']],
+    ['cust_fname', ['customer', 'first', 'name']],
+    ['addressLine2', ['address', 'line', '2']],
+    ['emailaddress', ['email', 'address']],
+    ['DOB', ['birth', 'date']],
+    ['EmpNo', ['employee', 'number']],
+    ['homephone', ['home', 'phone']],
+    ['userid', ['user', 'id']],
+    ['payment', ['payment']],
+  ])('%s', (raw, tokens) => {
+    expect(splitIdentifier(raw)).toEqual(tokens);
+  });
+});
+
+// [table, column, type, siblings, expected pii, expected category, key options]
+type Case = [string, string, string, ColumnSpec[], boolean, ColumnCategory, ColumnSpec[2]?];
+
+const cases: Record<string, Case[]> = {
+  'person names need a person': [
+    ['crm_contacts', 'GivenName', 'nvarchar(50)', [], true, 'person_name'],
+    ['clients', 'cust_first_name', 'varchar(40)', [], true, 'person_name'],
+    ['patients', 'Surname', 'varchar(40)', [], true, 'person_name'],
+    ['volunteers', 'name', 'varchar(80)', [], true, 'person_name'],
+    ['members', 'legal_name', 'varchar(80)', [], true, 'person_name'],
+    ['tickets', 'reporter_name', 'text', [], true, 'person_name'],
+    ['tickets', 'assignee', 'varchar(80)', [], true, 'person_name'],
+    ['boutiques', 'manager', 'varchar(80)', [], true, 'person_name'],
+    ['shipments', 'recipient_name', 'varchar(80)', [], true, 'person_name'],
+    ['pets', 'owner_name', 'varchar(80)', [], true, 'person_name'],
+    ['warehouses', 'name', 'varchar(80)', [], false, 'business_contact'],
+    ['carriers', 'carrier_name', 'varchar(80)', [], false, 'business_contact'],
+    ['categories', 'name', 'varchar(80)', [], false, 'none'],
+    ['parts', 'p_name', 'varchar(55)', [], false, 'none'],
+    ['regions', 'r_name', 'char(25)', [], false, 'geo_coarse'],
+    ['nations', 'n_name', 'char(25)', [], false, 'geo_coarse'],
+    ['pets', 'name', 'varchar(40)', [], false, 'none'],
+    ['accounts', 'legal_name', 'varchar(80)', [], false, 'none'],
+    ['servers', 'host_name', 'varchar(80)', [], false, 'none'],
+    ['documents', 'file_name', 'varchar(80)', [], false, 'none'],
+    ['movies', 'title', 'varchar(200)', [], false, 'none'],
+    ['movies', 'rating', 'varchar(5)', [], false, 'none'],
+    ['staff', 'job_title', 'varchar(60)', [], false, 'none'],
+    ['tickets', 'assignee', 'INT', [], false, 'identifier'],
+  ],
+  "a business's contact details are not PII": [
+    ['vendors', 'email', 'varchar(120)', [], false, 'business_contact'],
+    ['shops', 'telephone', 'varchar(20)', [], false, 'business_contact'],
+    ['carriers', 'phone', 'varchar(20)', [], false, 'business_contact'],
+    ['offices', 'street_address', 'varchar(200)', [], false, 'business_contact'],
+    ['branches', 'postcode', 'varchar(10)', [], false, 'business_contact'],
+    ['manufacturers', 'HomePage', 'text', [], false, 'business_contact'],
+    ['distributors', 'company_name', 'varchar(80)', [], false, 'business_contact'],
+    ['events', 'venue_address', 'varchar(200)', [], false, 'business_contact'],
+    ['locations', 'zip', 'varchar(10)', [], false, 'business_contact'],
+    ['vendors', 'contact_email', 'varchar(120)', [], true, 'email'],
+    ['vendors', 'contact_person', 'varchar(120)', [], true, 'person_name'],
+    ['user_locations', 'zip', 'varchar(10)', [], true, 'postal_code'],
+  ],
+  "a person's contact details are PII": [
+    ['members', 'EmailAddress', 'varchar(254)', [], true, 'email'],
+    ['subscribers', 'mobile_no', 'varchar(20)', [], true, 'phone'],
+    ['deliveries', 'recipient_phone', 'varchar(20)', [], true, 'phone'],
+    ['residents', 'home_addr', 'varchar(200)', [], true, 'address'],
+    ['shipments', 'shipping_address_line1', 'varchar(200)', [], true, 'address'],
+    ['payments', 'billing_zipcode', 'varchar(10)', [], true, 'postal_code'],
+    ['clients', 'ZipCode', 'varchar(10)', [], true, 'postal_code'],
+    ['staff', 'work_email', 'varchar(254)', [], true, 'email'],
+    ['registrations', 'email_id', 'varchar(254)', [], true, 'email'],
+    ['members', 'email_verified', 'boolean', [], false, 'none'],
+    ['members', 'email_opt_in', 'varchar(3)', [], false, 'none'],
+    ['subscribers', 'phone_type', 'varchar(10)', [], false, 'none'],
+    ['members', 'num_emails', 'int', [], false, 'none'],
+  ],
+  'keys are identifiers, even when named like contact data': [
+    ['drivers', 'phone', 'INT', [], false, 'identifier', { fk: 'phones.phone_id' }],
+    ['phones', 'phone', 'INTEGER', [], false, 'identifier', { pk: true }],
+    ['enrolments', 'student_id', 'int', [], false, 'identifier'],
+    ['purchases', 'OrderNumber', 'varchar(20)', [], false, 'identifier'],
+    ['dept_staff', 'emp_no', 'int', [], false, 'identifier'],
+    ['devices', 'owner_uuid', 'uuid', [], false, 'identifier'],
+    ['patients', 'address_id', 'int', [], false, 'identifier'],
+  ],
+  'coarse geography is not PII': [
+    ['students', 'city', 'varchar(60)', [], false, 'geo_coarse'],
+    ['students', 'country', 'varchar(60)', [], false, 'geo_coarse'],
+    ['students', 'state_province', 'varchar(60)', [], false, 'geo_coarse'],
+    ['sales', 'region', 'varchar(30)', [], false, 'geo_coarse'],
+    ['travellers', 'country_code', 'char(2)', [], false, 'geo_coarse'],
+    ['cities', 'latitude', 'decimal(9,6)', [], false, 'geo_coarse'],
+  ],
+  'precise location of a person is PII': [
+    ['riders', 'latitude', 'decimal(9,6)', [], true, 'precise_location'],
+    ['check_ins', 'position', 'POINT', [], true, 'precise_location'],
+    ['stores', 'lng', 'decimal(9,6)', [], false, 'business_contact'],
+  ],
+  'birth dates, gender': [
+    ['athletes', 'DOB', 'date', [], true, 'birth_date'],
+    ['pupils', 'date_of_birth', 'date', [], true, 'birth_date'],
+    ['members', 'birth_year', 'smallint', [], true, 'birth_date'],
+    ['dogs', 'birth_date', 'date', [], false, 'none'],
+    ['participants', 'sex', 'char(1)', [], true, 'gender'],
+    ['respondents', 'Gender', "ENUM('f','m','x')", [], true, 'gender'],
+    ['horses', 'gender', 'varchar(10)', [], false, 'none'],
+    ['staff', 'hire_date', 'date', [], false, 'none'],
+  ],
+  'national ids, cards, bank accounts': [
+    ['applicants', 'ssn', 'char(11)', [], true, 'national_id'],
+    ['travellers', 'passport_no', 'varchar(20)', [], true, 'national_id'],
+    ['drivers', 'drivers_license_number', 'varchar(20)', [], true, 'national_id'],
+    ['contractors', 'tax_id', 'varchar(20)', [], true, 'national_id'],
+    ['beneficiaries', 'social_security_number', 'INT', [], true, 'national_id', { pk: true }],
+    ['manufacturers', 'tax_id', 'varchar(20)', [], false, 'business_contact'],
+    ['wallet_cards', 'card_number', 'varchar(19)', [], true, 'payment_card'],
+    ['checkouts', 'cc_num', 'varchar(19)', [], true, 'payment_card'],
+    ['checkouts', 'cvv', 'char(3)', [], true, 'payment_card'],
+    ['checkouts', 'card_type', 'varchar(10)', [], false, 'none'],
+    ['payees', 'iban', 'varchar(34)', [], true, 'bank_account'],
+    ['payout_methods', 'account_number', 'varchar(20)', [], true, 'bank_account'],
+    ['gl_accounts', 'account_number', 'varchar(20)', [], false, 'none'],
+    ['journal_lines', 'acct_no', 'varchar(20)', [], false, 'none'],
+    ['warehouse_bins', 'account_number', 'varchar(20)', [], false, 'business_contact'],
+    ['subscribers', 'account_number', 'varchar(20)', [], false, 'identifier'],
+  ],
+  'network and login data': [
+    ['web_sessions', 'client_ip', 'varchar(45)', [], true, 'ip_address'],
+    ['login_events', 'IPAddress', 'inet', [], true, 'ip_address'],
+    ['servers', 'ip_address', 'inet', [], false, 'none'],
+    ['forum_accounts', 'user_name', 'varchar(40)', [], true, 'username'],
+    ['audit_trail', 'login', 'varchar(40)', [], true, 'username'],
+    ['forum_accounts', 'login_count', 'int', [], false, 'none'],
+    ['forum_accounts', 'last_login_at', 'timestamp', [], false, 'none'],
+    ['members', 'password_hash', 'varchar(255)', [], true, 'credential'],
+    ['web_sessions', 'user_agent', 'text', [], false, 'none'],
+  ],
+  "an employee's pay is PII, prices and amounts are not": [
+    ['staff', 'base_salary', 'numeric(10,2)', [], true, 'compensation'],
+    ['agents', 'commission_rate', 'decimal(4,3)', [], true, 'compensation'],
+    ['payroll_runs', 'gross_amount', 'decimal(10,2)', [['worker_ref', 'int']], true, 'compensation'],
+    ['deals', 'commission', 'money', [['salesperson_id', 'int']], true, 'compensation'],
+    ['products', 'commission', 'money', [], false, 'none'],
+    ['positions', 'max_salary', 'numeric(10,2)', [['position_id', 'int']], false, 'none'],
+    ['order_lines', 'price', 'numeric(10,2)', [], false, 'none'],
+    ['invoices', 'amount', 'numeric(10,2)', [], false, 'none'],
+    ['loyalty_members', 'bonus_points', 'int', [], false, 'none'],
+    ['staff', 'pay_date', 'date', [], false, 'none'],
+  ],
+  'free text about a person': [
+    ['staff', 'remarks', 'text', [], true, 'free_text_personal'],
+    ['students', 'bio', 'text', [], true, 'free_text_personal'],
+    ['visits', 'patient_notes', 'text', [], true, 'free_text_personal'],
+    ['products', 'notes', 'text', [], false, 'none'],
+    ['shipments', 'comments', 'text', [], false, 'none'],
+    ['customer_segments', 'description', 'text', [], false, 'none'],
+  ],
+  'generic columns': [
+    ['subscriptions', 'status', 'varchar(20)', [], false, 'none'],
+    ['subscriptions', 'created_at', 'timestamptz', [], false, 'none'],
+    ['subscriptions', 'is_deleted', 'boolean', [], false, 'none'],
+    ['order_lines', 'quantity', 'int', [], false, 'none'],
+  ],
+  'sibling columns decide what a table holds': [
+    ['tbl_0042', 'phone', 'varchar(20)', [['first_name', 'varchar(40)']], true, 'phone'],
+    ['tbl_0042', 'name', 'varchar(20)', [['birth_date', 'date']], true, 'person_name'],
+    [
+      'clients',
+      'phone',
+      'varchar(20)',
+      [
+        ['company_name', 'varchar(80)'],
+        ['contact_name', 'varchar(80)'],
+      ],
+      false,
+      'business_contact',
+    ],
+    [
+      'clients',
+      'phone',
+      'varchar(20)',
+      [
+        ['company_name', 'varchar(80)'],
+        ['last_name', 'varchar(80)'],
+      ],
+      true,
+      'phone',
+    ],
+  ],
+};
+
+describe.each(Object.entries(cases))('classifyColumn: %s', (_rule, rows) => {
+  // Rest parameters: jest reads a longer parameter list than the row as a `done` callback.
+  test.each(rows)('%s.%s (%s)', (...row: Case) => {
+    const [table, column, type, siblings, expectedPii, expectedCategory, opts] = row;
+    const result = classifyColumn(...args(table, column, type, siblings, opts));
+    expect({ pii: result.pii, category: result.category }).toEqual({ pii: expectedPii, category: expectedCategory });
+  });
+});
+
+function args(
+  table: string,
+  column: string,
+  type: string,
+  siblings: ColumnSpec[],
+  opts: ColumnSpec[2],
+): Parameters<typeof classifyColumn> {
+  const e = entity(table, [[column, type, opts], ...siblings]);
+  const col = e.columns[0];
+  if (!col) throw new Error('no column');
+  return [col, e];
+}
+
+describe('classifyColumn explanations and confidence', () => {
+  const all = Object.values(cases).flat();
+  test.each(all)('%s.%s explains itself in one short line', (...row: Case) => {
+    const [table, column, type, siblings, , , opts] = row;
+    const result = classifyColumn(...args(table, column, type, siblings, opts));
+    expect(result.explanation.length).toBeGreaterThan(0);
+    expect(result.explanation.length).toBeLessThanOrEqual(200);
+    expect(result.explanation).not.toMatch(/[\r\n]/);
+    expect(result.explanation).toContain(column);
+    expect(result.confidence).toBeGreaterThan(0);
+    expect(result.confidence).toBeLessThanOrEqual(1);
+  });
+
+  test('the explanation names the table context that decided', () => {
+    expect(classify('carriers', 'phone', 'varchar(20)').explanation).toContain('carriers');
+    expect(classify('gl_accounts', 'account_number', 'varchar(20)').explanation).toMatch(/ledger/);
+  });
+
+  test('an integer phone that is not a key is still a phone, with less confidence than a text one', () => {
+    const asInt = classify('subscribers', 'phone', 'bigint');
+    const asText = classify('subscribers', 'phone', 'varchar(20)');
+    expect(asInt).toMatchObject({ pii: true, category: 'phone' });
+    expect(asInt.confidence).toBeLessThan(asText.confidence);
+  });
+
+  test('a photograph of a person is personal but has no ARGUS category', () => {
+    expect(classify('members', 'avatar', 'bytea')).toMatchObject({ pii: true, category: 'none' });
+    expect(classify('products', 'picture', 'image')).toMatchObject({ pii: false, category: 'none' });
+  });
+
+  test.each(['constructor', 'toString', '__proto__', 'hasOwnProperty'])(
+    'a column named %s is classified, not looked up on Object',
+    (name) => {
+      expect(classify('members', name, 'text')).toMatchObject({ pii: false, category: 'none' });
+    },
+  );
+
+  test('the same column flips with its table, not with a list of names', () => {
+    expect(classify('tutors', 'name', 'varchar(60)').pii).toBe(true);
+    expect(classify('courses', 'name', 'varchar(60)').pii).toBe(false);
+    expect(classify('tutors', 'phone', 'varchar(20)').pii).toBe(true);
+    expect(classify('pharmacies', 'phone', 'varchar(20)').pii).toBe(false);
+  });
+});
+
+describe('proposePiiTags', () => {
+  const e = entity(
+    'members',
+    [
+      ['member_id', 'int', { pk: true }],
+      ['first_name', 'varchar(40)'],
+      ['email', 'varchar(254)'],
+      ['contact_phone', 'varchar(20)'],
+      ['city', 'varchar(60)'],
+      ['avatar', 'bytea'],
+      ['joined_at', 'timestamp'],
+      ['dob', 'date'],
+    ],
+    { pii_exceptions: ['contact_phone'] },
+  );
+  const email = e.columns.find((c) => c.name === 'email');
+  if (!email) throw new Error('fixture');
+  email.tags = [{ kind: 'pii', category: 'email', confidence: 1, explanation: 'tagged by a steward', source: 'human' }];
+
+  const changes = proposePiiTags(e);
+
+  test('tags untagged personal columns, skipping tagged ones, exceptions and category-less ones', () => {
+    expect(changes.map((c) => [c.column, c.category])).toEqual([
+      ['first_name', 'person_name'],
+      ['dob', 'birth_date'],
+    ]);
+  });
+
+  test('every change is a valid PiiTagChange carrying the classifier figures', () => {
+    for (const change of changes) {
+      expect(PiiTagChange.parse(change)).toEqual(change);
+      const column = e.columns.find((c) => c.name === change.column);
+      if (!column) throw new Error(change.column);
+      const c = classifyColumn(column, e);
+      expect(change.confidence).toBe(c.confidence);
+      expect(change.explanation).toBe(c.explanation);
+    }
+  });
+
+  test('an entity without personal columns gets no tags', () => {
+    const products = entity('products', [
+      ['product_id', 'int', { pk: true }],
+      ['name', 'varchar(80)'],
+      ['unit_price', 'money'],
+    ]);
+    expect(proposePiiTags(products)).toEqual([]);
+  });
+
+  test('exceptions are matched per column and without regard to case', () => {
+    const patients = entity(
+      'patients',
+      [
+        ['Email', 'varchar(254)'],
+        ['phone', 'varchar(20)'],
+      ],
+      { pii_exceptions: ['email'] },
+    );
+    expect(proposePiiTags(patients).map((c) => c.column)).toEqual(['phone']);
+  });
+});

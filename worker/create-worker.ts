@@ -1,0 +1,47 @@
+import * as path from 'node:path';
+import * as fs from 'node:fs';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import type { WorkerConfig } from './config';
+
+/** Workflow code: the compiled folder when running from dist, the sources otherwise. */
+function workflowsPath(): string {
+  const js = path.join(__dirname, '..', 'workflows', 'index.js');
+  return fs.existsSync(js) ? js : path.join(__dirname, '..', 'workflows', 'index.ts');
+}
+
+export interface ArgusWorkerOptions {
+  config: Pick<
+    WorkerConfig,
+    | 'taskQueue'
+    | 'stateDir'
+    | 'maxConcurrentActivityTaskExecutions'
+    | 'maxConcurrentWorkflowTaskExecutions'
+    | 'maxTaskQueueActivitiesPerSecond'
+    | 'namespace'
+  >;
+  connection: NativeConnection;
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Build an ARGUS worker: every workflow and activity, on the configured task queue. */
+export async function createArgusWorker(opts: ArgusWorkerOptions): Promise<Worker> {
+  const c = opts.config;
+  return Worker.create({
+    connection: opts.connection,
+    namespace: c.namespace,
+    taskQueue: c.taskQueue,
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
+    activities: createActivities({ stateDir: c.stateDir, env: opts.env ?? process.env }),
+    ...(c.maxConcurrentActivityTaskExecutions
+      ? { maxConcurrentActivityTaskExecutions: c.maxConcurrentActivityTaskExecutions }
+      : {}),
+    ...(c.maxConcurrentWorkflowTaskExecutions
+      ? { maxConcurrentWorkflowTaskExecutions: c.maxConcurrentWorkflowTaskExecutions }
+      : {}),
+    ...(c.maxTaskQueueActivitiesPerSecond
+      ? { maxTaskQueueActivitiesPerSecond: c.maxTaskQueueActivitiesPerSecond }
+      : {}),
+  });
+}

@@ -1,0 +1,109 @@
+import { ApplicationFailure, setCurrentDetails } from '@temporalio/workflow';
+import type { ReviewMode, EndpointConfig } from '../domain/sweep';
+import type { Outcome } from '../domain/proposal';
+import type { RetiredEndpoint } from '../domain/report';
+import { FailureType } from '../domain/ids';
+import { catalogActivities } from './activities';
+import { Rotation, modelActivities, pool } from './rotation';
+
+export interface ArbiterInput {
+  sweepId: string;
+  ledgerKey: string;
+  pageIndex: number;
+  mode: ReviewMode;
+  endpoints: EndpointConfig[];
+  /** Endpoints the sweep has already retired (with their evidence): never called again in this sweep. */
+  retired: RetiredEndpoint[];
+  modelConcurrency: number;
+  throttleAttemptsBeforeRotation: number;
+}
+
+export interface ArbiterResult {
+  approved: number;
+  rejected: number;
+  notReviewed: number;
+  /** Every endpoint retired so far, including those this child retired. */
+  retired: RetiredEndpoint[];
+}
+
+/**
+ * Reviews one page of proposals. The mechanical gate runs first in both modes and is the whole review in
+ * mechanical mode. In model mode what the gate approves goes to the model, one call per entity; a model
+ * lost mid-run leaves those proposals `not_reviewed` ("model budget exhausted"), never approved and never
+ * sent back to the gate. Outcomes go to the sweep ledger; the result carries counts.
+ */
+export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResult> {
+  if (
+    !input ||
+    typeof input.ledgerKey !== 'string' ||
+    typeof input.pageIndex !== 'number' ||
+    !Array.isArray(input.retired)
+  ) {
+    throw ApplicationFailure.create({
+      type: FailureType.InvalidSweepInput,
+      nonRetryable: true,
+      message: 'arbiterWorkflow needs ledgerKey, pageIndex and retired',
+    });
+  }
+  setCurrentDetails(`Reviewing page ${input.pageIndex} (${input.mode} review): mechanical gate`);
+  const gate = await catalogActivities.reviewPageMechanically({
+    ledgerKey: input.ledgerKey,
+    pageIndex: input.pageIndex,
+    mode: input.mode,
+  });
+  const rotation = new Rotation(input.endpoints, [...input.retired]);
+  const result: ArbiterResult = {
+    approved: gate.approved,
+    rejected: gate.rejected,
+    notReviewed: 0,
+    retired: rotation.retired,
+  };
+  const entities = Object.keys(gate.passed).sort();
+  if (input.mode === 'model' && entities.length > 0) {
+    const models = modelActivities({
+      endpoints: input.endpoints,
+      throttleAttemptsBeforeRotation: input.throttleAttemptsBeforeRotation,
+    });
+    const unreviewed: Outcome[] = [];
+    let done = 0;
+    await pool(entities, input.modelConcurrency, async (entityId) => {
+      const proposalIds = gate.passed[entityId] ?? [];
+      const r = await rotation.run((endpoint, retired) =>
+        models.reviewEntityWithModel({
+          sweepId: input.sweepId,
+          ledgerKey: input.ledgerKey,
+          pageIndex: input.pageIndex,
+          entityId,
+          proposalIds,
+          endpoint,
+          retired,
+        }),
+      );
+      if (r.ok) {
+        result.approved += r.value.approved;
+        result.rejected += r.value.rejected;
+      } else {
+        const reason = r.breaker ? rotation.breakerMessage() : `model review failed (${r.category}): ${r.message}`;
+        for (const proposalId of proposalIds)
+          unreviewed.push({ proposalId, decision: 'not_reviewed', reason: reason.slice(0, 1000), reviewer: 'none' });
+      }
+      done++;
+      setCurrentDetails(
+        `Page ${input.pageIndex}: model review ${done}/${entities.length} entities${rotation.breakerTripped ? ' — breaker open' : ''}`,
+      );
+    });
+    if (unreviewed.length) {
+      await catalogActivities.recordOutcomes({
+        ledgerKey: input.ledgerKey,
+        pageIndex: input.pageIndex,
+        tag: 'not-reviewed',
+        outcomes: unreviewed,
+      });
+      result.notReviewed += unreviewed.length;
+    }
+  }
+  setCurrentDetails(
+    `Page ${input.pageIndex}: ${result.approved} approved, ${result.rejected} rejected, ${result.notReviewed} not reviewed`,
+  );
+  return result;
+}

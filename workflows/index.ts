@@ -1,0 +1,2 @@
+export { sweepWorkflow } from './sweep';
+export { arbiterWorkflow } from './arbiter';

@@ -1,0 +1,321 @@
+import {
+  ApplicationFailure,
+  ActivityFailure,
+  ChildWorkflowFailure,
+  ParentClosePolicy,
+  continueAsNew,
+  executeChild,
+  setCurrentDetails,
+  setHandler,
+  upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
+  log,
+} from '@temporalio/workflow';
+import { parseSweepInput, type SweepConfig } from '../domain/sweep';
+import type { EntityFailure, AgentName } from '../domain/proposal';
+import type { RetiredEndpoint, SweepReport } from '../domain/report';
+import { FailureType, arbiterWorkflowId } from '../domain/ids';
+import { catalogActivities, reportActivities } from './activities';
+import { arbiterWorkflow } from './arbiter';
+import { progressQuery, SA_KEYS, type SweepProgress } from './messages';
+import { Rotation, modelActivities, pool } from './rotation';
+
+/** State carried across continue-as-new: counts and ids only, never proposals or schemas. */
+export interface SweepCarry {
+  ledgerKey: string;
+  catalogName: string;
+  entityCount: number;
+  pageCount: number;
+  nextPage: number;
+  execution: number;
+  failures: EntityFailure[];
+  failuresDropped: number;
+  retired: RetiredEndpoint[];
+  counts: {
+    approved: number;
+    rejected: number;
+    notReviewed: number;
+    written: number;
+    entitiesDone: number;
+    pagesDone: number;
+  };
+}
+
+const MAX_CARRIED_FAILURES = 200;
+
+function failureOf(err: unknown): { category: string; retryable: boolean; message: string } {
+  let cause: unknown = err;
+  while (cause instanceof ActivityFailure || cause instanceof ChildWorkflowFailure) cause = cause.cause ?? cause;
+  if (cause instanceof ApplicationFailure)
+    return { category: cause.type ?? 'ApplicationFailure', retryable: !cause.nonRetryable, message: cause.message };
+  return {
+    category: (cause as Error)?.name ?? 'Error',
+    retryable: true,
+    message: String((cause as Error)?.message ?? cause),
+  };
+}
+
+function invalidInput(raw: unknown): never {
+  const parsed = parseSweepInput(raw);
+  if (parsed.ok) throw new Error('unreachable');
+  throw ApplicationFailure.create({
+    type: FailureType.InvalidSweepInput,
+    nonRetryable: true,
+    message: `Invalid sweep input: ${parsed.message}`,
+    details: [{ fields: parsed.fields }],
+  });
+}
+
+/**
+ * A sweep over one catalog. Input: SweepInput (smallest: `{"catalog":{"kind":"demo"}}`); invalid input fails
+ * at once with non-retryable `InvalidSweepInput` naming the fields. Pages of entities fan out to agent
+ * activities with bounded concurrency, each page is reviewed by an `arbiterWorkflow` child and its approved
+ * repairs written once. Continues as new every `pagesPerRun` pages. Returns the SweepReport.
+ */
+export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<SweepReport> {
+  const parsed = parseSweepInput(raw);
+  if (!parsed.ok) invalidInput(raw);
+  const cfg: SweepConfig = parsed.value;
+  const info = workflowInfo();
+  const sweepId = info.workflowId;
+
+  const progress: SweepProgress = {
+    phase: 'opening',
+    catalog: carry?.catalogName ?? '',
+    mode: cfg.review,
+    pagesDone: carry?.counts.pagesDone ?? 0,
+    pageCount: carry?.pageCount ?? 0,
+    entitiesRequested: carry?.entityCount ?? 0,
+    entitiesDone: carry?.counts.entitiesDone ?? 0,
+    approved: carry?.counts.approved ?? 0,
+    rejected: carry?.counts.rejected ?? 0,
+    notReviewed: carry?.counts.notReviewed ?? 0,
+    written: carry?.counts.written ?? 0,
+    failures: (carry?.failures.length ?? 0) + (carry?.failuresDropped ?? 0),
+    retiredEndpoints: carry?.retired.map((r) => r.endpointId) ?? [],
+    breakerTripped: false,
+    execution: carry?.execution ?? 1,
+  };
+  setHandler(progressQuery, () => progress);
+
+  let state: SweepCarry;
+  if (carry) {
+    state = carry;
+  } else {
+    const ledgerKey = `${sweepId}@${info.firstExecutionRunId}`;
+    const opened = await catalogActivities.openCatalog({ sweepId, ledgerKey, catalog: cfg.catalog });
+    state = {
+      ledgerKey,
+      catalogName: opened.catalogName,
+      entityCount: opened.entityCount,
+      pageCount: Math.ceil(opened.entityCount / cfg.pageSize),
+      nextPage: 0,
+      execution: 1,
+      failures: [],
+      failuresDropped: 0,
+      retired: [],
+      counts: { approved: 0, rejected: 0, notReviewed: 0, written: 0, entitiesDone: 0, pagesDone: 0 },
+    };
+    progress.catalog = state.catalogName;
+    progress.pageCount = state.pageCount;
+    progress.entitiesRequested = state.entityCount;
+    upsertSearchAttributes([
+      { key: SA_KEYS.catalog, value: state.catalogName },
+      { key: SA_KEYS.mode, value: cfg.review },
+    ]);
+  }
+  progress.phase = 'sweeping';
+
+  // Failures an activity returned are already in the ledger; only count them here.
+  let ledgerFailures = 0;
+  const noteFailures = (n: number) => {
+    ledgerFailures += n;
+    progress.failures = state.failures.length + state.failuresDropped + ledgerFailures;
+  };
+  // Failures of whole activities are known only to the workflow: carried (bounded) into the report.
+  const addFailures = (fs: EntityFailure[]) => {
+    for (const f of fs) {
+      if (state.failures.length < MAX_CARRIED_FAILURES) state.failures.push(f);
+      else state.failuresDropped++;
+    }
+    progress.failures = state.failures.length + state.failuresDropped + ledgerFailures;
+  };
+  const rotation = new Rotation(cfg.endpoints, state.retired);
+  const models = modelActivities(cfg);
+
+  /** Model-backed agents: one activity per entity and agent, rotating endpoints; the breaker stops all calls. */
+  async function runModelAgent(pageIndex: number, ids: string[], agent: AgentName): Promise<void> {
+    await pool(ids, cfg.modelConcurrency, async (entityId) => {
+      const r = await rotation.run((endpoint, retired) =>
+        models.modelAgentOnEntity({
+          sweepId,
+          ledgerKey: state.ledgerKey,
+          pageIndex,
+          entityId,
+          agent,
+          endpoint,
+          retired,
+        }),
+      );
+      if (!r.ok) {
+        addFailures([
+          r.breaker
+            ? {
+                entity: entityId,
+                stage: agent,
+                category: 'model_budget_exhausted',
+                retryable: true,
+                message: r.message.slice(0, 1000),
+              }
+            : { entity: entityId, stage: agent, category: r.category, retryable: r.retryable, message: r.message },
+        ]);
+      }
+    });
+    progress.retiredEndpoints = rotation.retiredIds();
+    progress.breakerTripped = rotation.breakerTripped;
+  }
+
+  const showProgress = () =>
+    setCurrentDetails(
+      `**Sweeping ${state.catalogName}** (${cfg.review} review): page ${state.counts.pagesDone}/${state.pageCount}, ` +
+        `${state.counts.entitiesDone}/${state.entityCount} entities; ${state.counts.approved} approved, ` +
+        `${state.counts.rejected} rejected, ${state.counts.notReviewed} not reviewed, ${state.counts.written} written`,
+    );
+
+  async function processPage(pageIndex: number): Promise<void> {
+    const first = pageIndex * cfg.pageSize;
+    const size = Math.min(cfg.pageSize, state.entityCount - first);
+    let ids: string[];
+    try {
+      const page = await catalogActivities.loadCatalogPage({
+        ledgerKey: state.ledgerKey,
+        pageIndex,
+        pageSize: cfg.pageSize,
+      });
+      ids = page.ids;
+      noteFailures(page.failures.length);
+    } catch (err) {
+      const f = failureOf(err);
+      addFailures(Array.from({ length: size }, (_, i) => ({ entity: `#${first + i}`, stage: 'load' as const, ...f })));
+      return;
+    }
+    const agentRuns = cfg.agents.map(async (agent: AgentName) => {
+      if (cfg.agentBackend === 'model') return runModelAgent(pageIndex, ids, agent);
+      try {
+        const r = await catalogActivities.runAgent({ ledgerKey: state.ledgerKey, pageIndex, ids, agent });
+        noteFailures(r.failures.length);
+      } catch (err) {
+        const f = failureOf(err);
+        addFailures(ids.map((entity) => ({ entity, stage: agent, ...f })));
+      }
+    });
+    await Promise.all(agentRuns);
+    try {
+      const review = await executeChild(arbiterWorkflow, {
+        workflowId: arbiterWorkflowId(sweepId, pageIndex),
+        args: [
+          {
+            sweepId,
+            ledgerKey: state.ledgerKey,
+            pageIndex,
+            mode: cfg.review,
+            endpoints: cfg.endpoints,
+            retired: [...state.retired],
+            modelConcurrency: cfg.modelConcurrency,
+            throttleAttemptsBeforeRotation: cfg.throttleAttemptsBeforeRotation,
+          },
+        ],
+        parentClosePolicy: ParentClosePolicy.TERMINATE,
+        staticSummary: `Arbiter for ${state.catalogName} page ${pageIndex} (${cfg.review} review)`,
+      });
+      state.counts.approved += review.approved;
+      state.counts.rejected += review.rejected;
+      state.counts.notReviewed += review.notReviewed;
+      for (const r of review.retired)
+        if (!state.retired.some((x) => x.endpointId === r.endpointId)) state.retired.push(r);
+    } catch (err) {
+      const f = failureOf(err);
+      addFailures(ids.map((entity) => ({ entity, stage: 'review' as const, ...f })));
+      log.warn('arbiter failed for page; its proposals stay unreviewed and unwritten', { pageIndex, error: f.message });
+    }
+    try {
+      const w = await catalogActivities.applyApprovedRepairs({
+        ledgerKey: state.ledgerKey,
+        sweepId,
+        pageIndex,
+        overwriteHumanText: cfg.overwriteHumanText,
+        dryRun: cfg.dryRun,
+      });
+      state.counts.written += w.written;
+    } catch (err) {
+      const f = failureOf(err);
+      addFailures(ids.map((entity) => ({ entity, stage: 'write' as const, ...f })));
+    }
+    state.counts.pagesDone++;
+    state.counts.entitiesDone += size;
+    Object.assign(progress, {
+      pagesDone: state.counts.pagesDone,
+      entitiesDone: state.counts.entitiesDone,
+      approved: state.counts.approved,
+      rejected: state.counts.rejected,
+      notReviewed: state.counts.notReviewed,
+      written: state.counts.written,
+      retiredEndpoints: state.retired.map((r) => r.endpointId),
+    });
+    showProgress();
+  }
+
+  // Bounded fan-out: at most `concurrency` pages in flight, and at most `pagesPerRun` pages per execution.
+  const lastPage = Math.min(state.pageCount, state.nextPage + cfg.pagesPerRun);
+  let cursor = state.nextPage;
+  const lanes = Array.from({ length: Math.min(cfg.concurrency, Math.max(1, lastPage - cursor)) }, async () => {
+    while (cursor < lastPage) {
+      const page = cursor++;
+      await processPage(page);
+    }
+  });
+  showProgress();
+  await Promise.all(lanes);
+  state.nextPage = lastPage;
+
+  if (state.nextPage < state.pageCount) {
+    await continueAsNew<typeof sweepWorkflow>(raw, { ...state, execution: state.execution + 1 });
+  }
+
+  progress.phase = 'reporting';
+  const breakerTripped = rotation.breakerTripped && (cfg.review === 'model' || cfg.agentBackend === 'model');
+  progress.breakerTripped = breakerTripped;
+  const report = await reportActivities.finalizeSweep({
+    ledgerKey: state.ledgerKey,
+    sweepId,
+    mode: cfg.review,
+    dryRun: cfg.dryRun,
+    requested: state.entityCount,
+    workflowFailures: state.failures,
+    workflowFailuresDropped: state.failuresDropped,
+    retired: state.retired,
+    breakerTripped,
+    executions: state.execution,
+    extraPartialReasons: [],
+  });
+  upsertSearchAttributes([{ key: SA_KEYS.partial, value: report.partial }]);
+  upsertMemo({
+    summary: {
+      partial: report.partial,
+      partialReasons: report.partialReasons.slice(0, 5),
+      entities: report.entities,
+      outcomes: report.outcomes,
+      written: report.written,
+      coverage: { before: report.coverage.descriptionsBefore, after: report.coverage.descriptionsAfter },
+      piiGovernance: report.piiGovernance.ratio,
+    },
+  });
+  progress.phase = 'done';
+  setCurrentDetails(
+    `${report.partial ? '**PARTIAL** — ' + report.partialReasons.join('; ') : '**Complete**'}\n\n` +
+      `${report.entities.processed}/${report.entities.requested} entities processed; approved ${report.outcomes.approved}, ` +
+      `rejected ${report.outcomes.rejected}, not reviewed ${report.outcomes.not_reviewed}; written ${report.written}.`,
+  );
+  return report;
+}
