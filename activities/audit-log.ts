@@ -35,6 +35,7 @@ interface Index {
 }
 
 const indexes = new Map<string, Index>();
+const reading = new Map<string, Promise<unknown>>();
 
 /**
  * The audit log of one catalog: JSON lines, append-only. The applied-proposal index is rebuilt
@@ -70,7 +71,15 @@ export class AuditLog {
   }
 
   /** Proposal ids currently applied (written and not undone), with the sweep that wrote each. */
-  async applied(): Promise<Map<string, string>> {
+  applied(): Promise<Map<string, string>> {
+    // One reader at a time per file: the index's offset must advance once per byte read.
+    const prev = reading.get(this.file) ?? Promise.resolve();
+    const next = prev.catch(() => undefined).then(() => this.readNew());
+    reading.set(this.file, next);
+    return next;
+  }
+
+  private async readNew(): Promise<Map<string, string>> {
     let idx = indexes.get(this.file);
     if (!idx) {
       idx = { offset: 0, applied: new Map() };
@@ -96,16 +105,16 @@ export class AuditLog {
       if (size > idx.offset) {
         const buf = Buffer.alloc(size - idx.offset);
         await fh.read(buf, 0, buf.length, idx.offset);
-        const text = buf.toString('utf8');
-        const lastNl = text.lastIndexOf('\n');
+        // Work in bytes: a read can end inside a line (or a multi-byte character) another writer is appending.
+        const lastNl = buf.lastIndexOf(0x0a);
         if (lastNl >= 0) {
-          for (const line of text.slice(0, lastNl).split('\n')) {
+          for (const line of buf.subarray(0, lastNl).toString('utf8').split('\n')) {
             if (!line.trim()) continue;
             const e = JSON.parse(line) as AuditEntry;
             if (e.type === 'write') idx.applied.set(e.proposalId, e.sweepId);
             else if (e.type === 'undo') idx.applied.delete(e.proposalId);
           }
-          idx.offset += Buffer.byteLength(text.slice(0, lastNl + 1));
+          idx.offset += lastNl + 1;
         }
       }
     } finally {

@@ -44,15 +44,51 @@ function refuseIfExhausted(sweepId: string, endpoint: EndpointConfig, retired: s
   }
 }
 
+/** A counting semaphore: callers queue in order. */
+class Semaphore {
+  private queue: (() => void)[] = [];
+  private inUse = 0;
+  constructor(private readonly size: number) {}
+  async acquire(): Promise<() => void> {
+    if (this.inUse >= this.size) await new Promise<void>((r) => this.queue.push(r));
+    else this.inUse++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.queue.shift();
+      if (next) next();
+      else this.inUse--;
+    };
+  }
+}
+
+const slots = new Map<string, Semaphore>();
+/** Calls in flight per sweep and endpoint in this worker: `maxInFlight` of the endpoint. */
+function slotFor(sweepId: string, endpoint: EndpointConfig): Semaphore {
+  const key = `${sweepId}\u0000${endpoint.id}`;
+  let s = slots.get(key);
+  if (!s) {
+    if (slots.size > 5000) slots.clear();
+    s = new Semaphore(endpoint.maxInFlight ?? 1);
+    slots.set(key, s);
+  }
+  return s;
+}
+
 async function withProviderErrors<T>(
   sweepId: string,
   endpoint: EndpointConfig,
+  retired: string[],
   fn: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const ctx = Context.current();
-  // Heartbeats keep long calls (and pacing waits) visible and let cancellation reach the HTTP request.
+  // Heartbeats keep long calls (and queueing or pacing waits) visible and let cancellation reach the request.
   const beat = setInterval(() => ctx.heartbeat(), 5000);
+  const release = await slotFor(sweepId, endpoint).acquire();
   try {
+    // Checked again after the wait: the call ahead of this one may have found the quota spent.
+    refuseIfExhausted(sweepId, endpoint, retired);
     return await fn(ctx.cancellationSignal);
   } catch (err) {
     if (err instanceof ProviderError) {
@@ -67,6 +103,7 @@ async function withProviderErrors<T>(
     }
     throw toApplicationFailure(err);
   } finally {
+    release();
     clearInterval(beat);
   }
 }
@@ -107,7 +144,7 @@ export function createModelActivities(deps: { stateDir: string; env?: NodeJS.Pro
           nonRetryable: true,
           message: `entity ${input.entityId} not readable`,
         });
-      const changes = await withProviderErrors(input.sweepId, input.endpoint, (signal) =>
+      const changes = await withProviderErrors(input.sweepId, input.endpoint, input.retired, (signal) =>
         proposeWithModel(input.agent, entity, ctx, {
           endpoint: input.endpoint,
           env,
@@ -151,7 +188,7 @@ export function createModelActivities(deps: { stateDir: string; env?: NodeJS.Pro
           nonRetryable: true,
           message: `entity ${input.entityId} not readable`,
         });
-      const outcomes = await withProviderErrors(input.sweepId, input.endpoint, (signal) =>
+      const outcomes = await withProviderErrors(input.sweepId, input.endpoint, input.retired, (signal) =>
         reviewWithModel({
           entity,
           ctx,

@@ -45,6 +45,20 @@ const EVIDENCE: Record<AgentName, (e: CatalogEntity, c: ProposalChange) => strin
       : [],
 };
 
+/** One line saying what a proposal would write. */
+export function summarize(entityId: string, c: ProposalChange): string {
+  switch (c.kind) {
+    case 'description':
+      return `describe ${c.target === 'table' ? entityId : `${entityId}.${c.column ?? '?'}`}: "${c.text.slice(0, 160)}"`;
+    case 'pii_tag':
+      return `tag ${entityId}.${c.column} as ${c.category} (${c.confidence.toFixed(2)}): ${c.explanation.slice(0, 120)}`;
+    case 'lineage_flag':
+      return c.finding === 'dangling_edge'
+        ? `remove dangling edge ${entityId} ← ${c.upstream}`
+        : `record edge ${entityId} ← ${c.upstream} (read by its SQL)`;
+  }
+}
+
 export function catalogStats(entities: CatalogEntity[]): CatalogStats {
   let describable = 0;
   let described = 0;
@@ -203,6 +217,27 @@ export function createSweepActivities(deps: ActivityDeps) {
       return { approved, rejected, passed };
     },
 
+    /** Approved proposals of the given kinds on a page: what the human review gate holds back. */
+    async listForHumanReview(input: {
+      ledgerKey: string;
+      pageIndex: number;
+      kinds: string[];
+    }): Promise<
+      { proposalId: string; entityId: string; kind: ProposalChange['kind']; summary: string; arbiterReason: string }[]
+    > {
+      const ledger = ledgerFor(input.ledgerKey);
+      const outcomes = new Map((await ledger.outcomes(input.pageIndex)).map((o) => [o.proposalId, o]));
+      return (await ledger.proposals(input.pageIndex))
+        .filter((p) => input.kinds.includes(p.change.kind) && outcomes.get(p.id)?.decision === 'approved')
+        .map((p) => ({
+          proposalId: p.id,
+          entityId: p.entityId,
+          kind: p.change.kind,
+          summary: summarize(p.entityId, p.change),
+          arbiterReason: outcomes.get(p.id)?.reason ?? '',
+        }));
+    },
+
     /** Record outcomes decided in the workflow (not_reviewed after the breaker, human decisions). */
     async recordOutcomes(input: {
       ledgerKey: string;
@@ -326,13 +361,14 @@ export function createSweepActivities(deps: ActivityDeps) {
       const { meta, store } = await storeFor(ledger);
       const byKind = emptyKinds();
       const outcomesCount = { approved: 0, rejected: 0, not_reviewed: 0 };
-      const proposalsOut: ReportProposal[] = [];
       const failures: EntityFailure[] = [...input.workflowFailures];
       let written = 0;
       let already = 0;
       let keptHuman = 0;
       let total = 0;
-      const limit = input.maxProposalsInReport ?? 2000;
+      // The report file holds every proposal; the workflow result (a Temporal payload) carries the first ones.
+      const limit = input.maxProposalsInReport ?? 1000;
+      const allProposals: ReportProposal[] = [];
       const fs = await import('node:fs/promises');
       for (const n of await ledger.pageNumbers()) {
         Context.current().heartbeat(n);
@@ -356,8 +392,8 @@ export function createSweepActivities(deps: ActivityDeps) {
           k[decision]++;
           outcomesCount[decision]++;
           if (writtenSet.has(p.id)) k.written++;
-          if (proposalsOut.length < limit) {
-            proposalsOut.push({
+          {
+            allProposals.push({
               id: p.id,
               entityId: p.entityId,
               agent: p.agent,
@@ -420,12 +456,15 @@ export function createSweepActivities(deps: ActivityDeps) {
         failures: failures.slice(0, 500),
         failuresTruncated: Math.max(0, failures.length - 500) + input.workflowFailuresDropped,
         endpoints: { retired: input.retired, breakerTripped: input.breakerTripped },
-        proposals: proposalsOut,
-        proposalsTruncated: total - proposalsOut.length,
+        proposals: allProposals.slice(0, limit),
+        proposalsTruncated: Math.max(0, total - limit),
         reportFile: ledger.reportFile(),
         executions: input.executions,
       };
-      await writeFileAtomic(ledger.reportFile(), JSON.stringify(report, null, 2));
+      await writeFileAtomic(
+        ledger.reportFile(),
+        JSON.stringify({ ...report, proposals: allProposals, proposalsTruncated: 0 }, null, 2),
+      );
       return report;
     },
   };

@@ -16,6 +16,8 @@ interface Parsed {
   rawEntities: Record<string, unknown>[];
   byId: Map<string, number>;
   ids: string[];
+  /** Pretty-printed text of each entity as last written; undefined when it must be serialised again. */
+  serialized: (string | undefined)[];
   valid: Map<string, CatalogEntity>;
   invalid: Map<string, string>;
 }
@@ -64,6 +66,7 @@ function parse(text: string, file: string, mtimeMs: number, size: number): Parse
     rawEntities,
     byId,
     ids: [...byId.keys()],
+    serialized: [],
     valid: new Map(),
     invalid,
   };
@@ -109,8 +112,33 @@ async function acquireLock(lockPath: string, timeoutMs = 30000): Promise<() => P
   }
 }
 
-// One writer at a time inside this process; the lock file covers other processes.
-const inProcess = new Map<string, Promise<unknown>>();
+type Mutation = (get: (id: string) => CatalogEntity | undefined) => unknown;
+interface Queue {
+  waiting: { fn: Mutation; resolve: (v: unknown) => void; reject: (e: unknown) => void }[];
+  running: boolean;
+}
+// One writer at a time inside this process (with group commit); the lock file covers other processes.
+const queues = new Map<string, Queue>();
+
+/**
+ * The whole file, pretty-printed, from cached per-entity text: only entities changed since the last write
+ * are serialised again, so a write costs a string join, not a walk of the whole catalog.
+ */
+function serialize(p: Parsed): string {
+  const parts: string[] = [];
+  for (let i = 0; i < p.rawEntities.length; i++) {
+    let t = p.serialized[i];
+    if (t === undefined) {
+      t = '    ' + JSON.stringify(p.rawEntities[i], null, 2).replace(/\n/g, '\n    ');
+      p.serialized[i] = t;
+    }
+    parts.push(t);
+  }
+  const head = JSON.stringify({ ...p.raw, entities: [] }, null, 2);
+  // head ends with `"entities": []\n}`: splice the entities in.
+  const at = head.lastIndexOf('[]');
+  return `${head.slice(0, at)}[\n${parts.join(',\n')}\n  ]${head.slice(at + 2)}\n`;
+}
 
 /** The default catalog adapter: one versioned JSON file, updated atomically (temp file + rename). */
 export class FileCatalogStore implements CatalogStore {
@@ -158,40 +186,72 @@ export class FileCatalogStore implements CatalogStore {
     return res;
   }
 
-  async update<T>(fn: (get: (id: string) => CatalogEntity | undefined) => T): Promise<T> {
-    const prev = inProcess.get(this.file) ?? Promise.resolve();
-    const run = prev.catch(() => undefined).then(() => this.locked(fn));
-    inProcess.set(this.file, run);
+  /**
+   * Apply a batch of mutations atomically. Calls that arrive while a write is in progress are committed
+   * together in the next write (group commit), so concurrent pages cost one file write, not one each.
+   */
+  update<T>(fn: (get: (id: string) => CatalogEntity | undefined) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let q = queues.get(this.file);
+      if (!q) {
+        q = { waiting: [], running: false };
+        queues.set(this.file, q);
+      }
+      q.waiting.push({ fn: fn as Mutation, resolve: resolve as (v: unknown) => void, reject });
+      if (!q.running) void this.drain(q);
+    });
+  }
+
+  private async drain(q: Queue): Promise<void> {
+    q.running = true;
     try {
-      return await run;
+      // A large catalog costs a full rewrite per commit: wait a moment so concurrent pages share one.
+      const entities = cache.get(this.file)?.rawEntities.length ?? 0;
+      if (entities > 2000) await new Promise((r) => setTimeout(r, Math.min(1000, entities / 10)));
+      while (q.waiting.length > 0) {
+        const batch = q.waiting.splice(0, q.waiting.length);
+        try {
+          const results = await this.commit(batch.map((b) => b.fn));
+          batch.forEach((b, i) => b.resolve(results[i]));
+        } catch (e) {
+          for (const b of batch) b.reject(e);
+        }
+      }
     } finally {
-      if (inProcess.get(this.file) === run) inProcess.delete(this.file);
+      q.running = false;
     }
   }
 
-  private async locked<T>(fn: (get: (id: string) => CatalogEntity | undefined) => T): Promise<T> {
+  private async commit(fns: Mutation[]): Promise<unknown[]> {
     const release = await acquireLock(`${this.file}.lock`);
     try {
       const p = await this.load();
-      const touched = new Set<string>();
-      const result = fn((id) => {
+      const touched = new Set<number>();
+      const get = (id: string) => {
         const e = validate(p, id);
-        if (e) touched.add(id);
+        const idx = p.byId.get(id);
+        if (e && idx !== undefined) touched.add(idx);
         return e;
-      });
+      };
+      let results: unknown[];
+      try {
+        results = fns.map((fn) => fn(get));
+      } catch (e) {
+        // A mutation failed half-way: forget the in-memory changes, the file is untouched.
+        cache.delete(this.file);
+        throw e;
+      }
       if (touched.size > 0) {
-        // Only touched entities are re-serialised from their validated form; the rest stay byte-for-byte.
-        const out = p.rawEntities.slice();
-        for (const id of touched) {
-          const idx = p.byId.get(id);
-          const e = p.valid.get(id);
-          if (idx !== undefined && e) out[idx] = e as unknown as Record<string, unknown>;
+        for (const idx of touched) {
+          const e = p.valid.get(entityId(p.rawEntities[idx]!, idx));
+          if (e) p.rawEntities[idx] = e as unknown as Record<string, unknown>;
+          p.serialized[idx] = undefined;
         }
-        const doc = { ...p.raw, entities: out };
+        const text = serialize(p);
         const tmp = `${this.file}.${process.pid}.${Date.now()}.tmp`;
         const fh = await fs.open(tmp, 'w');
         try {
-          await fh.writeFile(JSON.stringify(doc, null, 2) + '\n');
+          await fh.writeFile(text);
           await fh.sync();
         } finally {
           await fh.close();
@@ -199,9 +259,10 @@ export class FileCatalogStore implements CatalogStore {
         await fs.rename(tmp, this.file);
         // Keep the parsed form: ids and untouched entities are unchanged, touched ones are already current.
         const st = await fs.stat(this.file);
-        cache.set(this.file, { ...p, mtimeMs: st.mtimeMs, size: st.size, rawEntities: out, raw: doc });
+        p.mtimeMs = st.mtimeMs;
+        p.size = st.size;
       }
-      return result;
+      return results;
     } finally {
       await release();
     }

@@ -25,6 +25,12 @@ export const EndpointConfig = z
     structuredOutput: z.enum(['json_schema', 'json_object']).default('json_schema'),
     maxOutputTokens: z.number().int().min(16).max(32000).default(900),
     timeoutMs: z.number().int().min(1000).max(600000).default(60000),
+    /**
+     * Calls in flight to this endpoint at once, per sweep and worker. 1 (the default) means a spent quota
+     * is never hit by a second call; higher is faster but calls already in flight when the quota runs out
+     * still reach the provider.
+     */
+    maxInFlight: z.number().int().min(1).max(64).default(1),
   })
   .strict();
 export type EndpointConfig = z.infer<typeof EndpointConfig>;
@@ -109,6 +115,24 @@ export function parseSweepInput(
   const agentBackend = r.data.agentBackend ?? (r.data.endpoints.length > 0 ? 'model' : 'rules');
   return { ok: true, value: { ...r.data, review, agentBackend } };
 }
+
+/** "30m", "24h", "7d", "90s", "500ms" → milliseconds (the forms HumanReviewConfig.deadline accepts). */
+export function durationMs(s: string): number {
+  const m = /^(\d+)(ms|s|m|h|d)$/.exec(s);
+  if (!m) throw new Error(`not a duration: ${s}`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'ms' | 's' | 'm' | 'h' | 'd'];
+  return Number(m[1]) * unit;
+}
+
+/** The `review` update's payload: one or many decisions. Unknown fields are refused. */
+export const ReviewDecisions = z
+  .object({
+    decisions: z
+      .array(z.lazy(() => HumanDecision))
+      .min(1)
+      .max(5000),
+  })
+  .strict();
 
 /** A human decision on one proposal, delivered as a Temporal Update. */
 export const HumanDecision = z

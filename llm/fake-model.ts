@@ -226,7 +226,67 @@ const WORLD_CLAIMS: Array<[RegExp, string]> = [
   [/\b(?:owned by|maintained by|team)\b/i, 'names an owner'],
   [/\b(?:high[- ]quality|trusted|validated|reliable)\b/i, 'vouches for data quality'],
   [/\b(?:used by|feeds|dashboards?)\b/i, 'names consumers'],
+  [/\b(?:retained|retention|archived|purged|compliance|regulatory)\b/i, 'claims a retention or compliance rule'],
 ];
+
+// What a reviewer with judgment also asks of a description, whatever its wording: does it name a system,
+// a figure, a unit or a filter that the evidence does not contain? Each is a fact about the world.
+const UNITS =
+  /\b(?:euros?|eur|dollars?|usd|gbp|sterling|cents?|pence|yen|vat|utc|gmt|time\s?zones?|kilo(?:gram|metre|meter)s?|kg|km|grams?|miles?|lbs?|minutes|seconds|milliseconds|percent(?:age)?)\b/gi;
+const SCOPE = /\b(?:only|exclud(?:es|ed|ing)|except|filtered|omit(?:s|ted)?|restricted to|limited to)\b/i;
+const FILTER_IN_SQL = /\b(?:where|having|qualify)\b/i;
+const NUMBER = /(?<![\w.])\d+(?:[.,]\d+)*(?![\w])/g;
+/** Abbreviations that name schema structure, not a system. */
+const STRUCTURAL = new Set(['id', 'ids', 'pk', 'fk', 'sql', 'null', 'not', 'uuid']);
+
+/** Lower-case words and numbers the evidence contains: names, column names and types, lineage ids, SQL. */
+function evidenceVocabulary(e: EntityEvidence): { words: Set<string>; numbers: Set<string> } {
+  const sources = [
+    e.id,
+    e.name,
+    ...e.columns.flatMap((c) => [c.name, c.type, c.foreign_key ?? '']),
+    ...e.upstream.map((u) => u.id),
+    e.sql ?? '',
+  ];
+  const words = new Set<string>();
+  const numbers = new Set<string>();
+  for (const s of sources) {
+    for (const w of tokens(s)) words.add(w);
+    for (const w of s.toLowerCase().split(/[^a-z0-9]+/)) if (w) words.add(w);
+    for (const n of s.match(NUMBER) ?? []) numbers.add(n);
+  }
+  return { words, numbers };
+}
+
+/** The first thing in `text` (names already removed) that the evidence does not contain, as a reason. */
+function ungrounded(text: string, e: EntityEvidence): string | null {
+  const { words, numbers } = evidenceVocabulary(e);
+  // Proper names: capitalised words inside a sentence, and all-caps abbreviations anywhere.
+  for (const m of text.matchAll(/\b[A-Z][A-Za-z0-9]+\b/g)) {
+    const word = m[0];
+    const before = text.slice(0, m.index).trimEnd();
+    const sentenceStart = before === '' || /[.!?;:]$/.test(before);
+    const acronym = /^[A-Z0-9]+$/.test(word) && /[A-Z]{2}/.test(word);
+    if ((sentenceStart && !acronym) || words.has(word.toLowerCase()) || STRUCTURAL.has(word.toLowerCase())) continue;
+    return `names "${word}", which the evidence does not mention`;
+  }
+  for (const m of text.matchAll(NUMBER)) {
+    if (!numbers.has(m[0])) return `states the figure "${m[0]}", which the evidence does not show`;
+  }
+  for (const m of text.matchAll(UNITS)) {
+    if (
+      !m[0]
+        .toLowerCase()
+        .split(/\s+/)
+        .every((w) => words.has(w))
+    )
+      return `states a unit or currency ("${m[0]}") that the schema does not record`;
+  }
+  const scope = SCOPE.exec(text);
+  if (scope && !FILTER_IN_SQL.test(e.sql ?? ''))
+    return `claims a filter ("${scope[0]}") that no SQL in the evidence applies`;
+  return null;
+}
 
 // A column made only of these tokens (region, country_code, created_at) is generic, never personal.
 const GENERIC_TOKENS = new Set([
@@ -263,6 +323,8 @@ function judge(p: ProposalForReview, e: EntityEvidence): Pick<Verdict, 'decision
       if (m)
         return { decision: 'reject', reason: `The text ${what} ("${m[0].trim()}") that the schema does not show.` };
     }
+    const invented = ungrounded(text, e);
+    if (invented) return { decision: 'reject', reason: `The text ${invented}.` };
     return { decision: 'approve', reason: 'The text restates schema facts only.' };
   }
   if (p.kind === 'pii_tag') {

@@ -1,4 +1,4 @@
-import { defineQuery } from '@temporalio/workflow';
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { SA_CATALOG, SA_MODE, SA_PARTIAL } from '../domain/ids';
 
@@ -19,6 +19,8 @@ export interface SweepProgress {
   retiredEndpoints: string[];
   breakerTripped: boolean;
   execution: number;
+  /** Proposals waiting for a person's decision (human review gate). */
+  awaitingReview: number;
 }
 
 export const progressQuery = defineQuery<SweepProgress>('progress');
@@ -28,3 +30,35 @@ export const SA_KEYS = {
   catalog: defineSearchAttributeKey(SA_CATALOG, SearchAttributeType.KEYWORD),
   mode: defineSearchAttributeKey(SA_MODE, SearchAttributeType.KEYWORD),
 };
+
+/** A proposal waiting for a person's decision (human review gate). */
+export interface PendingReview {
+  proposalId: string;
+  pageIndex: number;
+  entityId: string;
+  kind: 'description' | 'pii_tag' | 'lineage_flag';
+  /** One line: what would be written, e.g. "tag raw.customers.email as email (0.95)". */
+  summary: string;
+  arbiterReason: string;
+  deadline: string;
+}
+
+/** Payload of the `review` update: one or many decisions (bulk). */
+export interface ReviewUpdateInput {
+  decisions: {
+    proposalId: string;
+    decision: 'approved' | 'rejected' | 'needs_changes';
+    reviewer: string;
+    time: string;
+    comment?: string;
+  }[];
+}
+
+export interface ReviewUpdateResult {
+  accepted: number;
+  stillPending: number;
+}
+
+export const pendingReviewsQuery = defineQuery<PendingReview[]>('pendingReviews');
+/** Decisions arrive as this update; an invalid payload is refused by its validator with a clear message. */
+export const reviewUpdate = defineUpdate<ReviewUpdateResult, [ReviewUpdateInput]>('review');

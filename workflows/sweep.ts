@@ -1,5 +1,7 @@
 import {
   ApplicationFailure,
+  allHandlersFinished,
+  condition,
   ActivityFailure,
   ChildWorkflowFailure,
   ParentClosePolicy,
@@ -12,13 +14,21 @@ import {
   workflowInfo,
   log,
 } from '@temporalio/workflow';
-import { parseSweepInput, type SweepConfig } from '../domain/sweep';
+import { parseSweepInput, durationMs, ReviewDecisions, type SweepConfig } from '../domain/sweep';
 import type { EntityFailure, AgentName } from '../domain/proposal';
 import type { RetiredEndpoint, SweepReport } from '../domain/report';
 import { FailureType, arbiterWorkflowId } from '../domain/ids';
 import { catalogActivities, reportActivities } from './activities';
 import { arbiterWorkflow } from './arbiter';
-import { progressQuery, SA_KEYS, type SweepProgress } from './messages';
+import {
+  progressQuery,
+  pendingReviewsQuery,
+  reviewUpdate,
+  SA_KEYS,
+  type SweepProgress,
+  type PendingReview,
+  type ReviewUpdateInput,
+} from './messages';
 import { Rotation, modelActivities, pool } from './rotation';
 
 /** State carried across continue-as-new: counts and ids only, never proposals or schemas. */
@@ -96,8 +106,44 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     retiredEndpoints: carry?.retired.map((r) => r.endpointId) ?? [],
     breakerTripped: false,
     execution: carry?.execution ?? 1,
+    awaitingReview: 0,
   };
   setHandler(progressQuery, () => progress);
+
+  // Human review gate: approved proposals of the configured kinds wait here for a person's decision.
+  const pending = new Map<string, PendingReview & { decided?: ReviewUpdateInput['decisions'][number] }>();
+  const undecided = () => [...pending.values()].filter((p) => !p.decided);
+  setHandler(pendingReviewsQuery, () => undecided().map(({ decided: _d, ...p }) => p));
+  setHandler(
+    reviewUpdate,
+    (input) => {
+      for (const d of input.decisions) pending.get(d.proposalId)!.decided = d;
+      progress.awaitingReview = undecided().length;
+      return { accepted: input.decisions.length, stillPending: undecided().length };
+    },
+    {
+      // Runs before the update is accepted: a bad payload is refused with a message and changes nothing.
+      validator: (input) => {
+        const r = ReviewDecisions.safeParse(input);
+        if (!r.success) {
+          throw new Error(
+            `invalid review decision: ${r.error.issues.map((i) => `${i.path.join('.') || '(payload)'}: ${i.message}`).join('; ')}`,
+          );
+        }
+        const unknown = r.data.decisions.filter(
+          (d) => !pending.get(d.proposalId) || pending.get(d.proposalId)!.decided,
+        );
+        if (unknown.length) {
+          throw new Error(
+            `not awaiting review: ${unknown
+              .map((d) => d.proposalId)
+              .slice(0, 10)
+              .join(', ')} (see the pendingReviews query)`,
+          );
+        }
+      },
+    },
+  );
 
   let state: SweepCarry;
   if (carry) {
@@ -176,6 +222,55 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     progress.breakerTripped = rotation.breakerTripped;
   }
 
+  /** Hold a page's approved proposals of the configured kinds until people decide or the deadline passes. */
+  async function humanGate(pageIndex: number, hr: NonNullable<SweepConfig['humanReview']>): Promise<void> {
+    const held = await catalogActivities.listForHumanReview({ ledgerKey: state.ledgerKey, pageIndex, kinds: hr.kinds });
+    if (held.length === 0) return;
+    const ms = durationMs(hr.deadline);
+    const deadline = new Date(Date.now() + ms).toISOString();
+    for (const h of held) pending.set(h.proposalId, { ...h, pageIndex, deadline });
+    progress.awaitingReview = undecided().length;
+    setCurrentDetails(
+      `**Waiting for review**: ${progress.awaitingReview} proposals (deadline ${deadline}). Use \`argus review list ${sweepId}\`.`,
+    );
+    await condition(() => held.every((h) => pending.get(h.proposalId)?.decided), ms);
+    const outcomes = held.map((h) => {
+      const d = pending.get(h.proposalId)?.decided;
+      pending.delete(h.proposalId);
+      if (!d)
+        return {
+          proposalId: h.proposalId,
+          decision: 'not_reviewed' as const,
+          reason: 'review expired',
+          reviewer: 'none',
+        };
+      const note = d.comment ? `: ${d.comment}` : '';
+      if (d.decision === 'approved') {
+        return {
+          proposalId: h.proposalId,
+          decision: 'approved' as const,
+          reason: `approved by the Arbiter (${h.arbiterReason.slice(0, 300)}) and by ${d.reviewer}${note}`,
+          reviewer: `human:${d.reviewer}`,
+        };
+      }
+      return {
+        proposalId: h.proposalId,
+        decision: 'rejected' as const,
+        reason: `${d.decision === 'needs_changes' ? 'needs changes' : 'rejected'} by ${d.reviewer}${note}`.slice(
+          0,
+          1000,
+        ),
+        reviewer: `human:${d.reviewer}`,
+      };
+    });
+    await catalogActivities.recordOutcomes({ ledgerKey: state.ledgerKey, pageIndex, tag: 'human', outcomes });
+    const approvedByPeople = outcomes.filter((o) => o.decision === 'approved').length;
+    state.counts.approved -= held.length - approvedByPeople;
+    state.counts.rejected += outcomes.filter((o) => o.decision === 'rejected').length;
+    state.counts.notReviewed += outcomes.filter((o) => o.decision === 'not_reviewed').length;
+    progress.awaitingReview = undecided().length;
+  }
+
   const showProgress = () =>
     setCurrentDetails(
       `**Sweeping ${state.catalogName}** (${cfg.review} review): page ${state.counts.pagesDone}/${state.pageCount}, ` +
@@ -239,6 +334,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
       addFailures(ids.map((entity) => ({ entity, stage: 'review' as const, ...f })));
       log.warn('arbiter failed for page; its proposals stay unreviewed and unwritten', { pageIndex, error: f.message });
     }
+    if (cfg.humanReview) await humanGate(pageIndex, cfg.humanReview);
     try {
       const w = await catalogActivities.applyApprovedRepairs({
         ledgerKey: state.ledgerKey,
@@ -279,6 +375,8 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
   await Promise.all(lanes);
   state.nextPage = lastPage;
 
+  // Let in-flight update handlers finish before this execution ends or continues as new.
+  await condition(allHandlersFinished);
   if (state.nextPage < state.pageCount) {
     await continueAsNew<typeof sweepWorkflow>(raw, { ...state, execution: state.execution + 1 });
   }

@@ -302,7 +302,18 @@ const DP_VOCAB = new Set<string>([
  * acronyms (IPAddress → ip address) and digits; then expands abbreviations and splits glued words
  * (zipcode → zip code) when every piece is a known word.
  */
+const splitCache = new Map<string, readonly string[]>();
+
 export function splitIdentifier(raw: string): string[] {
+  const hit = splitCache.get(raw);
+  if (hit) return [...hit];
+  const out = splitIdentifierUncached(raw);
+  if (splitCache.size > 100_000) splitCache.clear();
+  splitCache.set(raw, out);
+  return [...out];
+}
+
+function splitIdentifierUncached(raw: string): string[] {
   const coarse = raw
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
@@ -546,7 +557,19 @@ function shapeOf(name: string): ColumnShape {
   return { items, modifiers: items.map((t) => t.text) };
 }
 
+// Table context depends on the entity's name and column names, which a sweep never changes.
+const tableContextCache = new WeakMap<CatalogEntity, TableContext>();
+
 function tableContext(entity: CatalogEntity): TableContext {
+  let hit = tableContextCache.get(entity);
+  if (!hit) {
+    hit = computeTableContext(entity);
+    tableContextCache.set(entity, hit);
+  }
+  return hit;
+}
+
+function computeTableContext(entity: CatalogEntity): TableContext {
   let tokens = splitIdentifier(entity.name).filter((t) => !NAME_NOISE.has(t) && !/^[0-9]+$/.test(t));
   // "Sales by Category": what follows "by"/"per" is a grouping, not the row.
   const cut = tokens.findIndex((t) => t === 'by' || t === 'per');

@@ -10,7 +10,12 @@ const manifest = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8'
 
 // A non-deterministic change to sweepWorkflow or arbiterWorkflow makes these replays fail.
 test('there is a recorded history for each workflow type', () => {
-  expect(files.sort()).toEqual(['arbiter-workflow.binpb', 'sweep-workflow.binpb']);
+  expect(files.sort()).toEqual([
+    'arbiter-workflow-model.binpb',
+    'arbiter-workflow.binpb',
+    'sweep-workflow-model.binpb',
+    'sweep-workflow.binpb',
+  ]);
 });
 
 test.each(files)('replays %s with the current workflow code', async (f) => {

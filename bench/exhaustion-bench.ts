@@ -1,0 +1,189 @@
+// npm run bench:exhaustion [-- --json]
+// The seed's scenario side by side: 45 entities, one endpoint whose daily quota is spent after 3 calls.
+//   argus          a model-review sweep on a throwaway dev server (real worker, real Temporal)
+//   naive          every 429 retried six times with exponential backoff, body never read
+//   openaiDefault  the openai SDK with its default retries (it retries 429 without reading the body)
+// Each prints wallMs (start to final report) and callsAfterExhaustion (calls the provider received after its
+// first answer saying the quota was spent).
+import { mkdtempSync, copyFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import OpenAI from 'openai';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, bundleWorkflowCode, Runtime, DefaultLogger } from '@temporalio/worker';
+import { startFakeProvider, type FakeProvider } from '../llm/fake-provider';
+import { createArgusWorker } from '../worker/create-worker';
+import { readCatalog, writeCatalog } from './catalog-io';
+import { createCatalogContext } from '../activities/agents/catalog-context';
+import { entityEvidence } from '../activities/review/model-review';
+import { SYSTEM_PROMPTS } from '../llm/prompts';
+import type { SweepReport } from '../domain/report';
+import { ROOT, startDevServer } from './support';
+
+const SCENARIO = 'daily-quota-3';
+const ENTITIES = 45;
+const NAIVE_ATTEMPTS = 6;
+const NAIVE_BASE_MS = Number(process.env.NAIVE_BASE_MS ?? 100);
+
+interface Figures {
+  wallMs: number;
+  callsAfterExhaustion: number;
+  calls: number;
+  outcome: string;
+}
+
+function figures(fp: FakeProvider, t0: number, outcome: string): Figures {
+  const s = fp.stats()[`/s/${SCENARIO}`] ?? fp.stats()[`/s/${SCENARIO}/r/correct`];
+  return {
+    wallMs: Math.round(performance.now() - t0),
+    callsAfterExhaustion: s?.callsAfterExhaustion ?? 0,
+    calls: s?.calls ?? 0,
+    outcome,
+  };
+}
+
+function requestFor(entity: ReturnType<typeof entityEvidence>) {
+  return {
+    model: 'fake-model',
+    messages: [
+      { role: 'system' as const, content: SYSTEM_PROMPTS.classify_pii },
+      { role: 'user' as const, content: JSON.stringify({ argusTask: 'classify_pii', entity }) },
+    ],
+    response_format: { type: 'json_object' as const },
+    max_tokens: 900,
+  };
+}
+
+async function naive(fp: FakeProvider, evidence: ReturnType<typeof entityEvidence>[]): Promise<Figures> {
+  fp.reset();
+  const t0 = performance.now();
+  let failed = 0;
+  for (const e of evidence) {
+    for (let attempt = 0; attempt <= NAIVE_ATTEMPTS; attempt++) {
+      const res = await fetch(`${fp.baseUrl(SCENARIO)}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer fake' },
+        body: JSON.stringify(requestFor(e)),
+      });
+      await res.text();
+      if (res.status !== 429) break;
+      if (attempt === NAIVE_ATTEMPTS) failed++;
+      else await new Promise((r) => setTimeout(r, NAIVE_BASE_MS * 2 ** attempt));
+    }
+  }
+  return figures(fp, t0, `${failed} of ${evidence.length} entities "review failed"`);
+}
+
+async function openaiDefault(fp: FakeProvider, evidence: ReturnType<typeof entityEvidence>[]): Promise<Figures> {
+  fp.reset();
+  const client = new OpenAI({ apiKey: 'fake', baseURL: fp.baseUrl(SCENARIO) });
+  const t0 = performance.now();
+  let failed = 0;
+  for (const e of evidence) {
+    try {
+      await client.chat.completions.create(requestFor(e));
+    } catch {
+      failed++;
+    }
+  }
+  return figures(fp, t0, `${failed} of ${evidence.length} calls failed after the SDK's retries`);
+}
+
+async function argus(
+  fp: FakeProvider,
+  file: string,
+): Promise<Figures & { partial: boolean; notReviewed: number; reason: string }> {
+  fp.reset();
+  const server = await startDevServer();
+  const taskQueue = `bench-exhaustion-${Date.now()}`;
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'argus-bench-ex-'));
+  const nc = await NativeConnection.connect({ address: server.address });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: path.join(ROOT, 'workflows', 'index.ts'),
+    logger: new DefaultLogger('WARN'),
+  });
+  const worker = await createArgusWorker({
+    config: { taskQueue, stateDir, namespace: 'default' },
+    connection: nc,
+    workflowBundle: bundle,
+    env: { ...process.env, FAKE_KEY: 'fake' },
+  });
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection });
+  try {
+    return await worker.runUntil(async () => {
+      const t0 = performance.now();
+      const report = (await client.workflow.execute('sweepWorkflow', {
+        taskQueue,
+        workflowId: `sweep/bench-exhaustion/${Date.now()}`,
+        args: [
+          {
+            catalog: { kind: 'file', path: file },
+            review: 'model',
+            agentBackend: 'rules',
+            endpoints: [{ id: 'quota-3', baseUrl: fp.baseUrl(SCENARIO), model: 'fake-model', apiKeyEnv: 'FAKE_KEY' }],
+          },
+        ],
+      })) as SweepReport;
+      const f = figures(fp, t0, report.partial ? 'partial report' : 'complete report');
+      return {
+        ...f,
+        partial: report.partial,
+        notReviewed: report.outcomes.not_reviewed,
+        reason: report.partialReasons.join('; ').slice(0, 300),
+      };
+    });
+  } finally {
+    await connection.close();
+    await nc.close();
+    await server.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const json = process.argv.includes('--json');
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'argus-bench-ex-cat-'));
+  const file = path.join(dir, 'catalog.json');
+  copyFileSync(path.join(ROOT, 'catalog', 'demo', 'shop-warehouse.json'), file);
+  const cat = readCatalog(file);
+  cat.entities = cat.entities.slice(0, ENTITIES);
+  writeCatalog(file, cat);
+  const ctx = createCatalogContext(cat.entities.map((e) => e.id));
+  const evidence = cat.entities.map((e) => entityEvidence(e, ctx));
+  const fp = await startFakeProvider({ port: 0 });
+  try {
+    process.stderr.write('bench:exhaustion: argus…\n');
+    const a = await argus(fp, file);
+    process.stderr.write(
+      `bench:exhaustion: naive loop (${NAIVE_ATTEMPTS} retries, backoff ${NAIVE_BASE_MS} ms × 2^n)…\n`,
+    );
+    const n = await naive(fp, evidence);
+    process.stderr.write('bench:exhaustion: openai SDK defaults…\n');
+    const o = await openaiDefault(fp, evidence);
+    const out = {
+      scenario: {
+        entities: ENTITIES,
+        provider: `fake ${SCENARIO}: daily token quota spent after 3 calls`,
+        naiveRetries: NAIVE_ATTEMPTS,
+        naiveBackoffBaseMs: NAIVE_BASE_MS,
+      },
+      argus: a,
+      naive: n,
+      openaiDefault: o,
+    };
+    if (json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+    else
+      for (const [k, v] of Object.entries({ argus: a, naive: n, openaiDefault: o }))
+        process.stdout.write(
+          `${k.padEnd(14)} wallMs ${String(v.wallMs).padStart(7)}  callsAfterExhaustion ${String(v.callsAfterExhaustion).padStart(4)}  calls ${String(v.calls).padStart(4)}  ${v.outcome}\n`,
+        );
+  } finally {
+    await fp.close();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,98 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '..');
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => (a && typeof a === 'object' ? resolve(a.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export function temporalCli(): string {
+  return execFileSync('bash', [path.join(ROOT, 'scripts', 'find-temporal.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
+}
+
+/** A throwaway dev server (in-memory SQLite) with ARGUS's search attributes, for one bench run. */
+export async function startDevServer(): Promise<{ address: string; stop(): Promise<void> }> {
+  const cli = temporalCli();
+  const port = await freePort();
+  const uiPort = await freePort();
+  const child = spawn(
+    cli,
+    [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--ui-port',
+      String(uiPort),
+      '--log-level',
+      'error',
+      '--search-attribute',
+      'ArgusPartial=Bool',
+      '--search-attribute',
+      'ArgusCatalog=Keyword',
+      '--search-attribute',
+      'ArgusMode=Keyword',
+    ],
+    { stdio: 'ignore', detached: true },
+  );
+  const address = `127.0.0.1:${port}`;
+  const started = Date.now();
+  for (;;) {
+    try {
+      if (
+        execFileSync(cli, ['operator', 'cluster', 'health', '--address', address], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+        }).includes('SERVING')
+      )
+        break;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() - started > 60000) throw new Error('dev server did not become healthy in 60 s');
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  return {
+    address,
+    stop: () => killTree(child),
+  };
+}
+
+export function killTree(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || !child.pid) return resolve();
+    child.once('exit', () => resolve());
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      child.kill('SIGTERM');
+    }
+    setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }, 5000).unref();
+  });
+}
+
+/** Peak resident set size of a process (VmHWM), in MiB. */
+export function peakRssMb(pid: number): number {
+  const m = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : NaN;
+}

@@ -1,0 +1,161 @@
+// npm run bench [-- --json] [--sizes demo,1000,10000]
+// Sweeps of the demo catalog and of generated catalogs on a throwaway dev server, with the worker in its own
+// process (compiled code), side by side with the same agents, gate and writes in a plain in-process loop.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, copyFileSync, readFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { generateCatalog } from '../catalog/generate';
+import { CatalogFile, type CatalogEntity } from '../domain/catalog';
+import { proposalId } from '../domain/digest';
+import type { SweepReport } from '../domain/report';
+import { draftDescriptions } from '../activities/agents/description-drafter';
+import { proposePiiTags } from '../activities/agents/pii-classifier';
+import { checkLineage } from '../activities/agents/lineage-checker';
+import { createCatalogContext } from '../activities/agents/catalog-context';
+import { mechanicalReview } from '../activities/review/mechanical-gate';
+import { applyChange } from '../activities/repairs';
+import { sweepHistoryStats } from '../client/history-stats';
+import { ROOT, startDevServer, killTree, peakRssMb } from './support';
+
+interface SizeResult {
+  entities: number;
+  argus: { entitiesPerSecond: number; wallMs: number; written: number; executions: number };
+  inProcess: { entitiesPerSecond: number; wallMs: number; written: number };
+  ratio: number;
+  maxHistoryEvents: number;
+  workerPeakRssMb: number;
+}
+
+/** The same agents, gate and writes as a sweep, in one loop over the file, written once at the end. */
+function inProcessLoop(file: string): { wallMs: number; written: number; entities: number } {
+  const t0 = performance.now();
+  const cat = CatalogFile.parse(JSON.parse(readFileSync(file, 'utf8')));
+  const ctx = createCatalogContext(cat.entities.map((e) => e.id));
+  let written = 0;
+  for (const e of cat.entities as CatalogEntity[]) {
+    const changes = [...draftDescriptions(e, ctx), ...proposePiiTags(e), ...checkLineage(e, ctx)];
+    for (const change of changes) {
+      const p = {
+        id: proposalId(cat.name, e.id, change),
+        entityId: e.id,
+        agent: 'description-drafter' as const,
+        change,
+        evidence: [],
+      };
+      if (
+        mechanicalReview(p, e, ctx).decision === 'approved' &&
+        applyChange(e, change, p.id, false).status === 'written'
+      )
+        written++;
+    }
+  }
+  writeFileSync(file, JSON.stringify(cat, null, 2));
+  return { wallMs: performance.now() - t0, written, entities: cat.entities.length };
+}
+
+async function main(): Promise<void> {
+  const json = process.argv.includes('--json');
+  const sizesArg = process.argv[process.argv.indexOf('--sizes') + 1];
+  const sizes = (process.argv.includes('--sizes') && sizesArg ? sizesArg : 'demo,1000,10000').split(',');
+  const say = (s: string) => process.stderr.write(s + '\n');
+  say('bench: building (npm run build)…');
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const server = await startDevServer();
+  const taskQueue = `bench-${Date.now()}`;
+  const results: Record<string, SizeResult> = {};
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection });
+  try {
+    for (const size of sizes) {
+      const dir = mkdtempSync(path.join(os.tmpdir(), `argus-bench-${size}-`));
+      const file = path.join(dir, 'catalog.json');
+      const loopFile = path.join(dir, 'loop.json');
+      if (size === 'demo') copyFileSync(path.join(ROOT, 'catalog', 'demo', 'shop-warehouse.json'), file);
+      else
+        writeFileSync(
+          file,
+          JSON.stringify(generateCatalog({ entities: Number(size), seed: 42, name: `bench-${size}` })),
+        );
+      copyFileSync(file, loopFile);
+      const loop = inProcessLoop(loopFile);
+
+      // A fresh worker process per size, so its peak RSS belongs to that sweep.
+      const worker = spawn(process.execPath, [path.join(ROOT, 'dist', 'worker', 'main.js')], {
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: server.address,
+          ARGUS_TASK_QUEUE: taskQueue,
+          ARGUS_STATE_DIR: path.join(dir, 'state'),
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
+        detached: true,
+      });
+      await new Promise<void>((resolve, reject) => {
+        worker.stdout!.on('data', (d: Buffer) => d.toString().includes('polling') && resolve());
+        worker.once('exit', (c) => reject(new Error(`worker exited with ${c}`)));
+      });
+      say(`bench: sweeping ${size} (${loop.entities} entities)…`);
+      const id = `sweep/bench-${size}/${Date.now()}`;
+      const t0 = performance.now();
+      const h = await client.workflow.start('sweepWorkflow', {
+        taskQueue,
+        workflowId: id,
+        args: [{ catalog: { kind: 'file', path: file }, pageSize: 100, concurrency: 8 }],
+      });
+      const report = (await h.result()) as SweepReport;
+      const wallMs = performance.now() - t0;
+      const rss = peakRssMb(worker.pid!);
+      await killTree(worker);
+      const stats = await sweepHistoryStats(
+        client,
+        id,
+        h.firstExecutionRunId,
+        Math.ceil(report.entities.requested / 100),
+      );
+      const eps = (n: number, ms: number) => Math.round((n / (ms / 1000)) * 10) / 10;
+      results[size] = {
+        entities: report.entities.requested,
+        argus: {
+          entitiesPerSecond: eps(report.entities.requested, wallMs),
+          wallMs: Math.round(wallMs),
+          written: report.written,
+          executions: report.executions,
+        },
+        inProcess: {
+          entitiesPerSecond: eps(loop.entities, loop.wallMs),
+          wallMs: Math.round(loop.wallMs),
+          written: loop.written,
+        },
+        ratio: Math.round((eps(loop.entities, loop.wallMs) / eps(report.entities.requested, wallMs)) * 100) / 100,
+        maxHistoryEvents: stats.maxHistoryEvents,
+        workerPeakRssMb: rss,
+      };
+      say(
+        `bench: ${size}: ${results[size]!.argus.entitiesPerSecond} entities/s (loop ${results[size]!.inProcess.entitiesPerSecond}), max history ${stats.maxHistoryEvents}, worker peak RSS ${rss} MiB`,
+      );
+    }
+  } finally {
+    await connection.close();
+    await server.stop();
+  }
+  const out = {
+    machine: { cpus: os.cpus().length, node: process.version, server: 'temporal server start-dev (in-memory SQLite)' },
+    settings: { pageSize: 100, concurrency: 8 },
+    sizes: results,
+  };
+  if (json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+  else {
+    for (const [k, r] of Object.entries(results)) {
+      process.stdout.write(
+        `${k.padEnd(6)} ${String(r.entities).padStart(6)} entities  ARGUS ${String(r.argus.entitiesPerSecond).padStart(8)}/s  loop ${String(r.inProcess.entitiesPerSecond).padStart(9)}/s  ratio ${r.ratio}x  max history ${r.maxHistoryEvents}  worker RSS ${r.workerPeakRssMb} MiB\n`,
+      );
+    }
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

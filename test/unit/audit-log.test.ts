@@ -1,0 +1,45 @@
+import { mkdtempSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { AuditLog, type AuditEntry } from '../../activities/audit-log';
+
+const write = (proposalId: string, sweepId = 's1'): AuditEntry => ({
+  type: 'write',
+  time: '2026-11-29T00:00:00.000Z',
+  sweepId,
+  proposalId,
+  entityId: 'raw.customers',
+  change: { kind: 'description', target: 'table', text: `Table — “${proposalId}” ← non-ASCII on purpose` },
+  reviewer: 'mechanical-gate',
+  before: null,
+  after: null,
+});
+
+describe('AuditLog applied index', () => {
+  test('concurrent readers and appenders see every write exactly once', async () => {
+    const log = new AuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'audit-')), 'a.jsonl'));
+    const ids = Array.from({ length: 200 }, (_, i) => `p-${i}`);
+    const work: Promise<unknown>[] = [];
+    for (let i = 0; i < ids.length; i += 10) {
+      work.push(log.append(ids.slice(i, i + 10).map((id) => write(id))));
+      work.push(log.applied());
+    }
+    await Promise.all(work);
+    const applied = await log.applied();
+    expect([...applied.keys()].sort()).toEqual([...ids].sort());
+    // A second instance (another process) rebuilds the same index from the file.
+    const again = await new AuditLog(log.file).applied();
+    expect(again.size).toBe(ids.length);
+  });
+
+  test('an undo line removes the proposal from the applied index', async () => {
+    const log = new AuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'audit-')), 'b.jsonl'));
+    await log.append([write('p-1'), write('p-2')]);
+    expect((await log.applied()).has('p-1')).toBe(true);
+    await log.append([
+      { type: 'undo', time: 't', sweepId: 's1', proposalId: 'p-1', entityId: 'raw.customers', undoneBy: 'test' },
+    ]);
+    const applied = await log.applied();
+    expect([...applied.keys()]).toEqual(['p-2']);
+  });
+});

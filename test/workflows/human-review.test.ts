@@ -1,0 +1,135 @@
+import * as path from 'node:path';
+import { WorkflowUpdateFailedError, type Client, type Connection } from '@temporalio/client';
+import { connectTestClient, uniqueId } from '../support/temporal-env';
+import {
+  bundleOnce,
+  startTestWorker,
+  copyCatalog,
+  readCatalog,
+  writeCatalog,
+  DEMO_CATALOG,
+  type TestWorker,
+} from '../support/argus-worker';
+import type { SweepReport } from '../../domain/report';
+import type { PendingReview, ReviewUpdateResult } from '../../workflows/messages';
+
+let client: Client;
+let connection: Connection;
+let tw: TestWorker;
+
+beforeAll(async () => {
+  ({ client, connection } = await connectTestClient());
+  tw = await startTestWorker(await bundleOnce(), uniqueId('tq-human'));
+});
+afterAll(async () => {
+  await tw?.stop();
+  await connection?.close();
+});
+
+function smallCatalog(name: string, n = 3): string {
+  const file = copyCatalog(DEMO_CATALOG, path.join(tw.stateDir, 'human', name));
+  const c = readCatalog(file);
+  c.entities = c.entities
+    .filter((e) => e.id === 'raw.customers' || e.id === 'raw.employees' || e.id === 'raw.regions')
+    .slice(0, n);
+  writeCatalog(file, c);
+  return file;
+}
+
+async function waitForPending(id: string): Promise<PendingReview[]> {
+  const h = client.workflow.getHandle(id);
+  for (let i = 0; i < 100; i++) {
+    const p = await h.query<PendingReview[]>('pendingReviews');
+    if (p.length > 0) return p;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('no proposals became pending');
+}
+
+const decision = (proposalId: string, d: string, extra: Record<string, unknown> = {}) => ({
+  proposalId,
+  decision: d,
+  reviewer: 'dana@example.org',
+  time: new Date().toISOString(),
+  ...extra,
+});
+
+test('PII tags wait for a person; only proposals approved by the Arbiter and the person are written', async () => {
+  const file = smallCatalog('gate');
+  const id = uniqueId('sweep/human');
+  const h = await client.workflow.start('sweepWorkflow', {
+    taskQueue: tw.taskQueue,
+    workflowId: id,
+    args: [{ catalog: { kind: 'file', path: file }, humanReview: { kinds: ['pii_tag'], deadline: '10m' } }],
+  });
+  const pending = await waitForPending(id);
+  expect(pending.every((p) => p.kind === 'pii_tag')).toBe(true);
+  expect(pending.length).toBeGreaterThanOrEqual(3);
+
+  // Invalid payloads are refused with a clear message and change nothing.
+  const bad = await h
+    .executeUpdate('review', { args: [{ decisions: [decision(pending[0]!.proposalId, 'maybe')] }] })
+    .catch((e: unknown) => e);
+  expect(bad).toBeInstanceOf(WorkflowUpdateFailedError);
+  expect(String((bad as WorkflowUpdateFailedError).cause?.message)).toMatch(/decision/);
+  const unknown = await h
+    .executeUpdate('review', { args: [{ decisions: [decision('p-nope', 'approved')] }] })
+    .catch((e: unknown) => e);
+  expect(String((unknown as WorkflowUpdateFailedError).cause?.message)).toMatch(/not awaiting review: p-nope/);
+  const extraField = await h
+    .executeUpdate('review', {
+      args: [{ decisions: [decision(pending[0]!.proposalId, 'approved', { category: 'email' })] }],
+    })
+    .catch((e: unknown) => e);
+  expect(String((extraField as WorkflowUpdateFailedError).cause?.message)).toMatch(/category/);
+  expect((await h.query<PendingReview[]>('pendingReviews')).length).toBe(pending.length);
+
+  const [rejectOne, needsChanges, ...rest] = pending;
+  const r1: ReviewUpdateResult = await h.executeUpdate('review', {
+    args: [
+      {
+        decisions: [
+          decision(rejectOne!.proposalId, 'rejected', { comment: 'not personal here' }),
+          decision(needsChanges!.proposalId, 'needs_changes'),
+        ],
+      },
+    ],
+  });
+  expect(r1).toEqual({ accepted: 2, stillPending: rest.length });
+  // Bulk approval of the rest in one update.
+  await h.executeUpdate('review', { args: [{ decisions: rest.map((p) => decision(p.proposalId, 'approved')) }] });
+  const report = (await h.result()) as SweepReport;
+
+  const byId = new Map(report.proposals.map((p) => [p.id, p]));
+  expect(byId.get(rejectOne!.proposalId)).toEqual(
+    expect.objectContaining({ outcome: 'rejected', written: false, reviewer: 'human:dana@example.org' }),
+  );
+  expect(byId.get(rejectOne!.proposalId)?.reason).toMatch(/not personal here/);
+  expect(byId.get(needsChanges!.proposalId)).toEqual(expect.objectContaining({ outcome: 'rejected', written: false }));
+  expect(byId.get(needsChanges!.proposalId)?.reason).toMatch(/needs changes/);
+  for (const p of rest)
+    expect(byId.get(p.proposalId)).toEqual(
+      expect.objectContaining({ outcome: 'approved', written: true, reviewer: 'human:dana@example.org' }),
+    );
+  // Descriptions were not held back and were written on the Arbiter's approval alone.
+  expect(report.byKind.description.written).toBeGreaterThan(0);
+  expect(report.byKind.pii_tag.written).toBe(rest.length);
+});
+
+test('undecided proposals expire at the deadline as not reviewed and are not written', async () => {
+  const file = smallCatalog('expire', 1);
+  const id = uniqueId('sweep/human-expire');
+  const h = await client.workflow.start('sweepWorkflow', {
+    taskQueue: tw.taskQueue,
+    workflowId: id,
+    args: [{ catalog: { kind: 'file', path: file }, humanReview: { kinds: ['pii_tag'], deadline: '3s' } }],
+  });
+  const pending = await waitForPending(id);
+  await h.executeUpdate('review', { args: [{ decisions: [decision(pending[0]!.proposalId, 'approved')] }] });
+  const report = (await h.result()) as SweepReport;
+  const expired = report.proposals.filter((p) => p.outcome === 'not_reviewed');
+  expect(expired.length).toBe(pending.length - 1);
+  for (const p of expired) expect(p).toEqual(expect.objectContaining({ reason: 'review expired', written: false }));
+  expect(report.partial).toBe(true);
+  expect(report.byKind.pii_tag.written).toBe(1);
+});

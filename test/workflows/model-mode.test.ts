@@ -1,0 +1,242 @@
+import * as path from 'node:path';
+import { readFileSync, readdirSync } from 'node:fs';
+import type { Client, Connection } from '@temporalio/client';
+import { connectTestClient, uniqueId } from '../support/temporal-env';
+import {
+  bundleOnce,
+  startTestWorker,
+  copyCatalog,
+  readCatalog,
+  writeCatalog,
+  DEMO_CATALOG,
+  type TestWorker,
+} from '../support/argus-worker';
+import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
+import type { SweepReport } from '../../domain/report';
+import type { SweepInput, EndpointConfig } from '../../domain/sweep';
+import type { AuditEntry } from '../../activities/audit-log';
+
+// Model-mode regressions from the seed story, on a real dev server against a real loopback HTTP provider.
+let client: Client;
+let connection: Connection;
+let tw: TestWorker;
+let fp: FakeProvider;
+const KEY_ENV = 'ARGUS_TEST_FAKE_KEY';
+
+beforeAll(async () => {
+  fp = await startFakeProvider({ port: 0 });
+  ({ client, connection } = await connectTestClient());
+  tw = await startTestWorker(await bundleOnce(), uniqueId('tq-model'), {
+    ...process.env,
+    [KEY_ENV]: 'sk-test-not-a-real-key-123456',
+  });
+});
+afterAll(async () => {
+  await tw?.stop();
+  await connection?.close();
+  await fp?.close();
+});
+
+/** A small catalog: the first `n` demo entities, lineage to the rest left as it is. */
+function smallCatalog(name: string, n = 8): string {
+  const file = copyCatalog(DEMO_CATALOG, path.join(tw.stateDir, 'model', name));
+  const c = readCatalog(file);
+  c.entities = c.entities.slice(0, n);
+  writeCatalog(file, c);
+  return file;
+}
+
+function endpoint(id: string, scenario: string, reviewer = 'correct'): EndpointConfig {
+  return {
+    id,
+    baseUrl: fp.baseUrl(scenario, reviewer),
+    model: 'fake-model',
+    apiKeyEnv: KEY_ENV,
+    structuredOutput: 'json_schema',
+    maxOutputTokens: 900,
+    timeoutMs: 10000,
+    maxInFlight: 1,
+  };
+}
+
+const stats = (scenario: string, reviewer = 'correct') => fp.stats()[`/s/${scenario}/r/${reviewer}`];
+
+async function sweep(input: SweepInput): Promise<SweepReport> {
+  return client.workflow.execute('sweepWorkflow', {
+    taskQueue: tw.taskQueue,
+    workflowId: uniqueId('sweep/model'),
+    args: [input],
+  }) as Promise<SweepReport>;
+}
+
+function writesOf(sweepId: string): AuditEntry[] {
+  const dir = path.join(tw.stateDir, 'audit');
+  return readdirSync(dir)
+    .flatMap((f) => readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean))
+    .map((l) => JSON.parse(l) as AuditEntry)
+    .filter((e) => e.sweepId === sweepId && e.type === 'write');
+}
+
+beforeEach(() => fp.reset());
+
+test('a temporary limit is waited out: burst 429s are retried on the same endpoint, nothing retired', async () => {
+  const r = await sweep({
+    catalog: { kind: 'file', path: smallCatalog('burst') },
+    review: 'model',
+    agentBackend: 'rules',
+    endpoints: [endpoint('a', 'burst-2')],
+  });
+  expect(r.endpoints.retired).toEqual([]);
+  expect(r.outcomes.not_reviewed).toBe(0);
+  expect(r.partial).toBe(false);
+  expect(stats('burst-2')?.throttled).toBe(2);
+  expect(r.proposals.filter((p) => p.outcome !== 'rejected').every((p) => p.reviewer === 'model:a')).toBe(true);
+});
+
+test('a spent daily quota retires the endpoint at once: no retry after exhaustion, no approval, nothing unreviewed written', async () => {
+  const r = await sweep({
+    catalog: { kind: 'file', path: smallCatalog('daily') },
+    review: 'model',
+    agentBackend: 'rules',
+    endpoints: [endpoint('a', 'daily-quota-3')],
+  });
+  const s = stats('daily-quota-3')!;
+  expect(s.answered).toBe(3);
+  expect(s.exhaustedAnswers).toBe(1);
+  expect(s.callsAfterExhaustion).toBe(0);
+  expect(r.endpoints.breakerTripped).toBe(true);
+  expect(r.endpoints.retired).toEqual([expect.objectContaining({ endpointId: 'a', window: 'day', status: 429 })]);
+  expect(r.endpoints.retired[0]?.providerMessage).toMatch(/tokens per day/);
+  expect(r.partial).toBe(true);
+  expect(r.partialReasons.join(' ')).toMatch(/model budget exhausted/);
+  expect(r.partialReasons.join(' ')).toMatch(/tokens per day/);
+  const unreviewed = r.proposals.filter((p) => p.outcome === 'not_reviewed');
+  expect(unreviewed.length).toBeGreaterThan(0);
+  for (const p of unreviewed) expect(p.reason).toMatch(/^model budget exhausted/);
+  // Never a fallback to the mechanical gate's approval in a model sweep.
+  expect(r.proposals.filter((p) => p.outcome === 'approved' && p.reviewer !== 'model:a')).toEqual([]);
+  const written = new Set(writesOf(r.sweepId).map((w) => w.proposalId));
+  for (const p of unreviewed) expect(written.has(p.id)).toBe(false);
+  expect(written.size).toBe(r.outcomes.approved);
+});
+
+test('the breaker lives in the sweep: the next sweep starts clean and uses the endpoint again', async () => {
+  const file = smallCatalog('reset');
+  const first = await sweep({
+    catalog: { kind: 'file', path: file },
+    review: 'model',
+    agentBackend: 'rules',
+    endpoints: [endpoint('a', 'daily-quota-2')],
+  });
+  expect(first.endpoints.breakerTripped).toBe(true);
+  fp.reset(); // the provider's quota resets overnight
+  const second = await sweep({
+    catalog: { kind: 'file', path: file },
+    review: 'model',
+    agentBackend: 'rules',
+    endpoints: [endpoint('a', 'daily-quota-2')],
+  });
+  expect(stats('daily-quota-2')!.answered).toBe(2);
+  expect(second.proposals.some((p) => p.reviewer === 'model:a')).toBe(true);
+});
+
+test('persistent unnamed throttling rotates to the next endpoint; the work is done there', async () => {
+  const r = await sweep({
+    catalog: { kind: 'file', path: smallCatalog('rotate', 4) },
+    review: 'model',
+    agentBackend: 'rules',
+    modelConcurrency: 1,
+    throttleAttemptsBeforeRotation: 3,
+    endpoints: [endpoint('a', 'throttle-unnamed'), endpoint('b', 'ok')],
+  });
+  expect(r.endpoints.retired.map((e) => e.endpointId)).toEqual(['a']);
+  expect(r.endpoints.retired[0]?.reason).toMatch(/persistent throttling/);
+  expect(r.endpoints.breakerTripped).toBe(false);
+  expect(r.outcomes.not_reviewed).toBe(0);
+  expect(stats('throttle-unnamed')!.calls).toBe(3);
+  expect(stats('ok')!.answered).toBeGreaterThan(0);
+});
+
+test.each([
+  ['server-500', /ProviderServerError/],
+  ['malformed', /MalformedOutput/],
+])(
+  'a %s failure does not rotate: B is never called, the work ends not reviewed with the reason',
+  async (scenario, reason) => {
+    const r = await sweep({
+      catalog: { kind: 'file', path: smallCatalog(`norotate-${scenario}`, 3) },
+      review: 'model',
+      agentBackend: 'rules',
+      throttleAttemptsBeforeRotation: 2,
+      endpoints: [endpoint('a', scenario), endpoint('b', 'ok')],
+    });
+    expect(r.endpoints.retired).toEqual([]);
+    expect(stats('ok')?.calls ?? 0).toBe(0);
+    const unreviewed = r.proposals.filter((p) => p.outcome === 'not_reviewed');
+    expect(unreviewed.length).toBeGreaterThan(0);
+    for (const p of unreviewed) expect(p.reason).toMatch(reason);
+    expect(r.written).toBe(r.outcomes.approved);
+  },
+);
+
+test('every endpoint spent: a clear stop, no call after exhaustion, all model work not reviewed, the providers quoted', async () => {
+  const r = await sweep({
+    catalog: { kind: 'file', path: smallCatalog('allspent', 6) },
+    review: 'model',
+    agentBackend: 'rules',
+    endpoints: [endpoint('a', 'insufficient-quota'), endpoint('b', 'credits-402')],
+  });
+  // One call in flight per endpoint (maxInFlight 1): the first answer retires it, nothing follows.
+  for (const s of [stats('insufficient-quota')!, stats('credits-402')!]) {
+    expect(s.callsAfterExhaustion).toBe(0);
+    expect(s.calls).toBe(1);
+  }
+  expect(r.endpoints.breakerTripped).toBe(true);
+  expect(r.endpoints.retired.map((e) => e.endpointId).sort()).toEqual(['a', 'b']);
+  expect(r.outcomes.approved).toBe(0);
+  expect(r.written).toBe(0);
+  expect(r.partialReasons.join(' ')).toMatch(/exceeded your current quota/);
+  expect(r.partialReasons.join(' ')).toMatch(/Insufficient credits/);
+});
+
+test('model-backed agents that lose their model leave entities unprocessed and the run partial', async () => {
+  const r = await sweep({
+    catalog: { kind: 'file', path: smallCatalog('agents', 6) },
+    review: 'model',
+    agentBackend: 'model',
+    agents: ['pii-classifier'],
+    modelConcurrency: 1,
+    endpoints: [endpoint('a', 'daily-quota-2')],
+  });
+  expect(stats('daily-quota-2')!.callsAfterExhaustion).toBe(0);
+  expect(r.endpoints.breakerTripped).toBe(true);
+  expect(r.failures.filter((f) => f.category === 'model_budget_exhausted').length).toBeGreaterThan(0);
+  expect(r.entities.processed).toBeLessThan(r.entities.requested);
+  expect(r.partial).toBe(true);
+  expect(r.proposals.every((p) => p.outcome !== 'approved' || p.reviewer === 'model:a')).toBe(true);
+});
+
+test('no API key ever reaches Temporal: not in the history, not in the report', async () => {
+  const id = uniqueId('sweep/model-secrets');
+  const h = await client.workflow.start('sweepWorkflow', {
+    taskQueue: tw.taskQueue,
+    workflowId: id,
+    args: [
+      {
+        catalog: { kind: 'file', path: smallCatalog('secrets', 3) },
+        review: 'model',
+        agentBackend: 'rules',
+        endpoints: [endpoint('a', 'auth-401')],
+      },
+    ],
+  });
+  const r = (await h.result()) as SweepReport;
+  expect(stats('auth-401')!.authHeaders).toContain('present');
+  const history = JSON.stringify(await h.fetchHistory());
+  expect(history).not.toMatch(/sk-test-not-a-real-key/);
+  expect(JSON.stringify(r)).not.toMatch(/sk-test-not-a-real-key/);
+  expect(r.endpoints.retired).toEqual([]);
+  expect(r.proposals.filter((p) => p.outcome === 'not_reviewed').every((p) => /ProviderAuth/.test(p.reason))).toBe(
+    true,
+  );
+});
