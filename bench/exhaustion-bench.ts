@@ -18,12 +18,13 @@ import { createCatalogContext } from '../activities/agents/catalog-context';
 import { entityEvidence } from '../activities/review/model-review';
 import { SYSTEM_PROMPTS } from '../llm/prompts';
 import type { SweepReport } from '../domain/report';
+import { CatalogFile } from '../domain/catalog';
 import { ROOT, startDevServer } from './support';
 
 const SCENARIO = 'daily-quota-3';
 const ENTITIES = 45;
 const NAIVE_ATTEMPTS = 6;
-const NAIVE_BASE_MS = Number(process.env.NAIVE_BASE_MS ?? 100);
+const NAIVE_BASE_MS = Number(process.env.NAIVE_BASE_MS ?? 50);
 
 interface Figures {
   wallMs: number;
@@ -149,8 +150,9 @@ async function main(): Promise<void> {
   const cat = readCatalog(file);
   cat.entities = cat.entities.slice(0, ENTITIES);
   writeCatalog(file, cat);
-  const ctx = createCatalogContext(cat.entities.map((e) => e.id));
-  const evidence = cat.entities.map((e) => entityEvidence(e, ctx));
+  const parsed = CatalogFile.parse(cat);
+  const ctx = createCatalogContext(parsed.entities.map((e) => e.id));
+  const evidence = parsed.entities.map((e) => entityEvidence(e, ctx));
   const fp = await startFakeProvider({ port: 0 });
   try {
     process.stderr.write('bench:exhaustion: argus…\n');

@@ -1,37 +1,94 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
-import { Command, Option } from 'commander';
-import { Runtime, DefaultLogger } from '@temporalio/worker';
-import { connectClient, uiBaseUrl, workflowUiLink } from './connect';
-import { startSweep, resultOf, catalogLabel } from './sweeps';
+import { writeFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import {
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
+import { connectClient, uiBaseUrl, workflowUiLink, type ArgusClient } from './connect';
+import {
+  startSweep,
+  resultOf,
+  catalogLabel,
+  defaultTaskQueue,
+  sweepInputFromOptions,
+  InputError,
+  type SweepInputOptions,
+} from './sweeps';
 import { renderReportText } from './render';
-import { withInlineWorker } from './worker-inline';
+import { renderReportMarkdown } from './render-markdown';
+import { renderReportHtml } from './render-html';
+import { followProgress, progressLine } from './progress';
+import { pendingReviews, renderPendingTable, reviewDecisions, sendDecisions, type ReviewDecision } from './review';
+import {
+  OVERLAP,
+  OVERLAP_NAMES,
+  createSweepSchedule,
+  listSweepSchedules,
+  renderScheduleTable,
+  temporalScheduleCommand,
+  type Overlap,
+  type SweepScheduleRequest,
+} from './schedules';
+import { registerEvalCommand } from './eval-arbiter';
 import { undoSweep } from '../activities/undo';
 import { defaultStateDir } from '../activities/paths';
-import { parseSweepInput, type SweepInput } from '../domain/sweep';
+import { startFakeProvider, FAKE_SCENARIO_HELP } from '../llm/fake-provider';
+import { FAKE_REVIEWERS, type FakeReviewer } from '../llm/fake-model';
+import type { SweepInput } from '../domain/sweep';
 import type { SweepReport } from '../domain/report';
+import { SA_KEYS, progressQuery, type SweepProgress } from '../workflows/messages';
 
 /** Exit codes scripts can rely on. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, partial: 3 } as const;
+
+const EXIT_HELP =
+  `Exit codes: ${EXIT.ok} complete, ${EXIT.partial} partial (the report says why), ${EXIT.failed} failed, ` +
+  `${EXIT.usage} bad usage or input.`;
 
 function err(msg: string): void {
   process.stderr.write(msg + '\n');
 }
 
-function quietRuntime(): void {
+function out(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : text + '\n');
+}
+
+// The worker SDK is loaded only by `demo`: every other command starts faster without it.
+async function quietRuntime(): Promise<void> {
+  const { Runtime, DefaultLogger } = await import('@temporalio/worker');
   // Worker logs go to stderr at WARN so stdout stays the report.
   Runtime.install({
     logger: new DefaultLogger('WARN', (e) => process.stderr.write(`[worker ${e.level}] ${e.message}\n`)),
   });
 }
 
+async function withClient<T>(fn: (c: ArgusClient) => Promise<T>): Promise<T> {
+  const c = await connectClient();
+  try {
+    return await fn(c);
+  } finally {
+    await c.close();
+  }
+}
+
+function uiLink(c: ArgusClient, workflowId: string, runId?: string): string {
+  return workflowUiLink(uiBaseUrl(c.address), c.namespace, workflowId, runId);
+}
+
+const exitFor = (r: SweepReport): number => (r.partial ? EXIT.partial : EXIT.ok);
+
 async function runDemo(opts: { json?: boolean }): Promise<number> {
-  quietRuntime();
+  await quietRuntime();
+  const { withInlineWorker } = await import('./worker-inline');
   const c = await connectClient();
   try {
     const input: SweepInput = { catalog: { kind: 'demo' } };
     const report = await withInlineWorker(async () => {
-      const handle = await startSweep(c.client, input);
+      const handle = await startSweep(c.client, input, { taskQueue: defaultTaskQueue() });
       const desc = await handle.describe();
       const link = workflowUiLink(uiBaseUrl(c.address), c.namespace, handle.workflowId, desc.runId);
       if (!opts.json) err(`Started ${handle.workflowId} on ${c.address} — Web UI: ${link}`);
@@ -43,36 +100,328 @@ async function runDemo(opts: { json?: boolean }): Promise<number> {
       process.stdout.write(renderReportText(report.r, { uiLink: report.link }) + '\n');
       if (report.r.written === 0 && !report.r.dryRun) process.stdout.write('This run wrote nothing to the catalog.\n');
     }
-    return report.r.partial ? EXIT.partial : EXIT.ok;
+    return exitFor(report.r);
   } finally {
     await c.close();
   }
 }
 
-function readInput(opts: {
-  catalog?: string;
-  inputFile?: string;
-  review?: string;
-  dryRun?: boolean;
-  pageSize?: string;
-  concurrency?: string;
-}): SweepInput {
-  let input: Record<string, unknown>;
-  if (opts.inputFile) input = JSON.parse(readFileSync(opts.inputFile, 'utf8')) as Record<string, unknown>;
-  else
-    input = {
-      catalog: !opts.catalog || opts.catalog === 'demo' ? { kind: 'demo' } : { kind: 'file', path: opts.catalog },
-    };
-  if (opts.review) input.review = opts.review;
-  if (opts.dryRun) input.dryRun = true;
-  if (opts.pageSize) input.pageSize = Number(opts.pageSize);
-  if (opts.concurrency) input.concurrency = Number(opts.concurrency);
-  const p = parseSweepInput(input);
-  if (!p.ok) throw new UsageError(`Invalid sweep input: ${p.message}`);
-  return input as SweepInput;
+const FORMATS = ['text', 'markdown', 'html', 'json'] as const;
+type Format = (typeof FORMATS)[number];
+
+function renderReport(r: SweepReport, format: Format, link?: string): string {
+  switch (format) {
+    case 'json':
+      return JSON.stringify(link ? { ...r, webUi: link } : r, null, 2) + '\n';
+    case 'markdown':
+      return renderReportMarkdown(r, { uiLink: link });
+    case 'html':
+      return renderReportHtml(r, { uiLink: link });
+    case 'text':
+      return renderReportText(r, { uiLink: link }) + '\n';
+  }
 }
 
-class UsageError extends Error {}
+/** Options shared by `sweep start` and `schedule create`: what to sweep and how. */
+function addSweepInputOptions(cmd: Command): Command {
+  return cmd
+    .option('--catalog <demo|path>', 'the bundled demo or a catalog file (absolute path as the worker sees it)', 'demo')
+    .option('--input-file <file>', 'a JSON file with the whole sweep input (overrides --catalog)')
+    .option(
+      '--endpoints-file <file>',
+      'a JSON array of OpenAI-compatible endpoints {id, baseUrl, model, apiKeyEnv}; apiKeyEnv NAMES the worker ' +
+        'environment variable holding the key, never the key itself',
+    )
+    .addOption(
+      new Option('--review <mode>', 'declared review mode (default: model with endpoints, else mechanical)').choices([
+        'mechanical',
+        'model',
+      ]),
+    )
+    .option('--dry-run', 'review but write nothing')
+    .option('--page-size <n>', 'entities per page')
+    .option('--concurrency <n>', 'pages in flight')
+    .option('--task-queue <name>', 'task queue of the ARGUS workers (env ARGUS_TASK_QUEUE)', defaultTaskQueue());
+}
+
+type StartOptions = SweepInputOptions & {
+  taskQueue: string;
+  runKey?: string;
+  wait?: boolean;
+  json?: boolean;
+  progress: boolean;
+};
+
+async function sweepStart(o: StartOptions): Promise<void> {
+  const input = sweepInputFromOptions(o);
+  await withClient(async (c) => {
+    const h = await startSweep(c.client, input, { runKey: o.runKey, taskQueue: o.taskQueue });
+    const d = await h.describe();
+    const link = uiLink(c, h.workflowId, d.runId);
+    if (!o.wait) {
+      if (o.json) out(JSON.stringify({ workflowId: h.workflowId, runId: d.runId, webUi: link }));
+      else out(`Started ${h.workflowId} (${catalogLabel(input)})\nWeb UI: ${link}`);
+      return;
+    }
+    err(`Started ${h.workflowId} — Web UI: ${link}`);
+    const done = resultOf(h);
+    const r = o.progress ? await followProgress(h, done) : await done;
+    out(renderReport(r, o.json ? 'json' : 'text', link));
+    process.exitCode = exitFor(r);
+  });
+}
+
+interface StatusView {
+  workflowId: string;
+  runId: string;
+  status: string;
+  summary?: string;
+  startTime: string;
+  closeTime?: string;
+  searchAttributes: { ArgusCatalog?: string; ArgusMode?: string; ArgusPartial?: boolean };
+  progress?: SweepProgress;
+  result?: unknown;
+  webUi: string;
+}
+
+async function sweepStatus(id: string, o: { json?: boolean }): Promise<void> {
+  await withClient(async (c) => {
+    const h = c.client.workflow.getHandle(id);
+    const d = await h.describe();
+    const view: StatusView = {
+      workflowId: d.workflowId,
+      runId: d.runId,
+      status: d.status.name,
+      summary: await d.staticSummary(),
+      startTime: d.startTime.toISOString(),
+      closeTime: d.closeTime?.toISOString(),
+      searchAttributes: {
+        ArgusCatalog: d.typedSearchAttributes.get(SA_KEYS.catalog),
+        ArgusMode: d.typedSearchAttributes.get(SA_KEYS.mode),
+        ArgusPartial: d.typedSearchAttributes.get(SA_KEYS.partial),
+      },
+      result: d.memo?.summary,
+      webUi: uiLink(c, d.workflowId, d.runId),
+    };
+    if (d.status.name === 'RUNNING') {
+      try {
+        view.progress = await h.query(progressQuery);
+      } catch (e) {
+        err(`(progress query not answered: ${(e as Error).message})`);
+      }
+    }
+    if (o.json) out(JSON.stringify(view, null, 2));
+    else {
+      const sa = view.searchAttributes;
+      const lines = [
+        `${view.workflowId}: ${view.status}${view.status === 'COMPLETED' && sa.ArgusPartial ? ' (PARTIAL)' : ''}`,
+        ...(view.summary ? [`  ${view.summary}`] : []),
+        `  run ${view.runId}, started ${view.startTime}${view.closeTime ? `, closed ${view.closeTime}` : ''}`,
+        `  ArgusCatalog=${sa.ArgusCatalog ?? '—'} ArgusMode=${sa.ArgusMode ?? '—'} ArgusPartial=${sa.ArgusPartial ?? '—'}`,
+      ];
+      if (view.progress) lines.push(`  progress: ${progressLine(view.progress)}`);
+      const s = view.result as
+        | {
+            partial: boolean;
+            partialReasons: string[];
+            entities: { requested: number; processed: number; failed: number };
+            outcomes: { approved: number; rejected: number; not_reviewed: number };
+            written: number;
+            coverage: { before: number; after: number };
+            piiGovernance: number;
+          }
+        | undefined;
+      if (s) {
+        lines.push(
+          `  result: ${s.partial ? 'PARTIAL' : 'complete'}; ${s.entities.processed}/${s.entities.requested} entities, ` +
+            `${s.outcomes.approved} approved, ${s.outcomes.rejected} rejected, ${s.outcomes.not_reviewed} not reviewed, ` +
+            `${s.written} written; description coverage ${(s.coverage.before * 100).toFixed(1)} % → ` +
+            `${(s.coverage.after * 100).toFixed(1)} %, PII governance ${(s.piiGovernance * 100).toFixed(1)} %`,
+        );
+        for (const why of s.partialReasons) lines.push(`    ! ${why}`);
+      }
+      lines.push(`  Web UI: ${view.webUi}`);
+      out(lines.join('\n'));
+    }
+    if (d.status.name === 'COMPLETED') process.exitCode = view.searchAttributes.ArgusPartial ? EXIT.partial : EXIT.ok;
+    else if (d.status.name !== 'RUNNING' && d.status.name !== 'CONTINUED_AS_NEW') process.exitCode = EXIT.failed;
+  });
+}
+
+async function sweepResult(id: string, format: Format): Promise<void> {
+  await withClient(async (c) => {
+    const h = c.client.workflow.getHandle(id);
+    const r = await resultOf(h);
+    out(renderReport(r, format, format === 'json' ? undefined : uiLink(c, id)));
+    process.exitCode = exitFor(r);
+  });
+}
+
+async function reportCommand(id: string, o: { format?: Format; json?: boolean; out?: string }): Promise<void> {
+  const format: Format = o.json ? 'json' : (o.format ?? 'text');
+  await withClient(async (c) => {
+    const r = await resultOf(c.client.workflow.getHandle(id));
+    const text = renderReport(r, format);
+    if (o.out) {
+      writeFileSync(o.out, text);
+      err(`Wrote the ${format} report of ${id} to ${o.out}${r.partial ? ' (PARTIAL sweep)' : ''}`);
+    } else out(text);
+    process.exitCode = exitFor(r);
+  });
+}
+
+type ScheduleCreateOptions = SweepInputOptions & {
+  id: string;
+  cron?: string;
+  every?: string;
+  taskQueue: string;
+  overlap: Overlap;
+  paused?: boolean;
+  note?: string;
+  printTemporalCommand?: boolean;
+  json?: boolean;
+};
+
+async function scheduleCreate(o: ScheduleCreateOptions): Promise<void> {
+  const req: SweepScheduleRequest = {
+    scheduleId: o.id,
+    cron: o.cron,
+    every: o.every,
+    input: sweepInputFromOptions(o),
+    taskQueue: o.taskQueue,
+    overlap: o.overlap,
+    paused: Boolean(o.paused),
+    note: o.note,
+  };
+  if (o.printTemporalCommand) {
+    out(temporalScheduleCommand(req));
+    return;
+  }
+  await withClient(async (c) => {
+    let opts;
+    try {
+      opts = await createSweepSchedule(c.client, req);
+    } catch (e) {
+      if (e instanceof ScheduleAlreadyRunning) throw new InputError(`schedule ${o.id} already exists`);
+      // The SDK turns the server's "Invalid schedule spec" into a TypeError.
+      if (e instanceof TypeError) throw new InputError(`invalid schedule spec: ${e.message}`);
+      if (isInvalidArgument(e)) throw new InputError(`the server refused the schedule: ${(e as Error).message}`);
+      throw e;
+    }
+    const wid = opts.action.workflowId ?? '';
+    if (o.json) out(JSON.stringify({ scheduleId: o.id, workflowIdPrefix: wid, paused: req.paused }));
+    else
+      out(
+        `Created schedule ${o.id}: ${o.cron ? `cron ${o.cron}` : `every ${o.every}`}, overlap ${o.overlap}` +
+          `${req.paused ? ', paused' : ''}.\nEach run starts sweepWorkflow on task queue ${o.taskQueue} as ${wid}-<scheduled time>.`,
+      );
+  });
+}
+
+function isInvalidArgument(e: unknown): boolean {
+  for (let x: unknown = e; x; x = (x as { cause?: unknown }).cause)
+    if ((x as { code?: unknown }).code === 3) return true; // gRPC INVALID_ARGUMENT
+  return false;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+async function scheduleTrigger(id: string, o: { overlap?: Overlap; json?: boolean }): Promise<void> {
+  await withClient(async (c) => {
+    const h = c.client.schedule.getHandle(id);
+    const before = new Set((await h.describe()).info.recentActions.map((a) => a.action.workflow.workflowId));
+    await h.trigger(o.overlap ? OVERLAP[o.overlap].sdk : undefined);
+    // The action shows up in the schedule's recent actions once the server has taken it.
+    let started: string | undefined;
+    for (let i = 0; i < 20 && !started; i++) {
+      await sleep(250);
+      started = (await h.describe()).info.recentActions
+        .map((a) => a.action.workflow.workflowId)
+        .find((w) => !before.has(w));
+    }
+    if (o.json) out(JSON.stringify({ scheduleId: id, workflowId: started ?? null }));
+    else if (started) out(`Triggered ${id}: started ${started}\nWeb UI: ${uiLink(c, started)}`);
+    else
+      out(`Triggered ${id}; no new run showed up within 5 s (the overlap policy may have skipped it: is a run going?)`);
+  });
+}
+
+async function reviewDecide(
+  sweepId: string,
+  ids: string[],
+  decision: ReviewDecision,
+  o: { reviewer: string; comment?: string; all?: boolean; json?: boolean },
+): Promise<void> {
+  if (o.all && ids.length) throw new InputError('give proposal ids or --all, not both');
+  await withClient(async (c) => {
+    const chosen = o.all ? (await pendingReviews(c.client, sweepId)).map((p) => p.proposalId) : ids;
+    if (o.all && chosen.length === 0) {
+      out(o.json ? JSON.stringify({ accepted: 0, stillPending: 0 }) : 'No proposal is waiting for review.');
+      return;
+    }
+    const input = reviewDecisions(chosen, decision, o.reviewer, { comment: o.comment });
+    let res;
+    try {
+      res = await sendDecisions(c.client, sweepId, input);
+    } catch (e) {
+      if (e instanceof WorkflowUpdateFailedError)
+        throw new InputError(`the sweep refused the decisions: ${e.cause?.message ?? e.message}`);
+      throw e;
+    }
+    if (o.json) out(JSON.stringify(res));
+    else
+      out(
+        `${decision.replace('_', ' ')}: ${input.decisions.length} proposal(s) by ${o.reviewer}; ` +
+          `the sweep accepted ${res.accepted}, ${res.stillPending} still pending.`,
+      );
+  });
+}
+
+async function fakeProvider(o: {
+  scenario: string;
+  port: string;
+  host: string;
+  reviewer: FakeReviewer;
+  quiet?: boolean;
+}) {
+  if (!/^\d+$/.test(o.port)) throw new InputError(`--port must be a number, got "${o.port}"`);
+  let provider;
+  try {
+    provider = await startFakeProvider({
+      port: Number(o.port),
+      host: o.host,
+      scenario: o.scenario,
+      reviewer: o.reviewer,
+      log: o.quiet ? undefined : (line) => err(line),
+    });
+  } catch (e) {
+    if (/unknown scenario|unknown reviewer|invalid port|loopback/.test((e as Error).message))
+      throw new InputError((e as Error).message);
+    throw e;
+  }
+  out(
+    [
+      `Fake OpenAI-compatible provider on ${provider.url} (scenario ${o.scenario}, reviewer ${o.reviewer}).`,
+      `Base URL: ${provider.baseUrl()}`,
+      `Any scenario by path: ${provider.url}/s/<scenario>[/r/<reviewer>]/v1, e.g. ${provider.baseUrl('burst-2')}`,
+      '',
+      'Scenarios:',
+      ...FAKE_SCENARIO_HELP.map((l) => `  ${l}`),
+      `Reviewers: ${FAKE_REVIEWERS.join(', ')}`,
+      '',
+      'Endpoints file (--endpoints-file) for a sweep against it:',
+      `  ${JSON.stringify([{ id: 'fake', baseUrl: provider.baseUrl(), model: 'argus-fake' }])}`,
+      '',
+      'Ctrl-C stops it.',
+    ].join('\n'),
+  );
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await provider.close();
+  err('fake provider stopped');
+}
 
 export function buildProgram(): Command {
   const program = new Command('argus')
@@ -80,10 +429,13 @@ export function buildProgram(): Command {
       'ARGUS keeps a data catalog honest: sweeps on Temporal with agents, an Arbiter and exactly-once writes.',
     )
     .showHelpAfterError()
+    // Usage errors exit 2 (scripts rely on it); help exits 0.
+    .exitOverride()
     .addHelpText(
       'after',
-      `\nExit codes: ${EXIT.ok} complete, ${EXIT.partial} partial (the report says why), ${EXIT.failed} failed, ${EXIT.usage} bad usage or input.\n` +
-        'Connection: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_* or a temporal.toml profile (TEMPORAL_PROFILE).',
+      `\n${EXIT_HELP}\n` +
+        'Connection: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_* or a temporal.toml profile (TEMPORAL_PROFILE).\n' +
+        'Every command has --help. Docs: docs/cli.md.',
     );
 
   program
@@ -92,75 +444,77 @@ export function buildProgram(): Command {
       'Sweep the bundled demo catalog in mechanical (no-model) review with a worker in this process, then print the report.',
     )
     .option('--json', 'print only the JSON report on stdout')
+    .addHelpText('after', `\n${EXIT_HELP}`)
     .action(async (o: { json?: boolean }) => {
       process.exitCode = await runDemo(o);
     });
 
-  const sweep = program.command('sweep').description('Start and follow sweeps.');
-  sweep
-    .command('start')
-    .description('Start a sweep on the task queue (a worker must be running: npm run worker).')
-    .option('--catalog <demo|path>', 'the bundled demo or a catalog file (absolute path as the worker sees it)', 'demo')
-    .option('--input-file <file>', 'a JSON file with the whole sweep input (overrides --catalog)')
-    .addOption(new Option('--review <mode>', 'declared review mode').choices(['mechanical', 'model']))
-    .option('--dry-run', 'review but write nothing')
-    .option('--page-size <n>', 'entities per page')
-    .option('--concurrency <n>', 'pages in flight')
-    .option('--run-key <key>', 'last part of the workflow id (default: a timestamp)')
-    .option('--wait', 'wait for the result and print the report')
+  const sweep = program
+    .command('sweep')
+    .description('Start, follow, inspect and cancel sweeps (workflow type sweepWorkflow).');
+  addSweepInputOptions(
+    sweep
+      .command('start')
+      .description('Start a sweep on the task queue (a worker must be running: npm run worker).')
+      .addHelpText(
+        'after',
+        `\nExamples:\n  argus sweep start --catalog demo --wait\n  argus sweep start --catalog /data/warehouse.json --endpoints-file endpoints.json --review model\n\n` +
+          `Without --wait it prints the workflow id and exits 0. With --wait: ${EXIT_HELP}`,
+      ),
+  )
+    .option('--run-key <key>', 'last part of the workflow id sweep/<catalog>/<run-key> (default: a timestamp)')
+    .option(
+      '--wait',
+      'wait for the result (progress on stderr: a bar on a terminal, lines otherwise), print the report',
+    )
+    .option('--no-progress', 'with --wait: no progress on stderr')
     .option('--json', 'print JSON')
-    .action(
-      async (o: {
-        catalog?: string;
-        inputFile?: string;
-        review?: string;
-        dryRun?: boolean;
-        pageSize?: string;
-        concurrency?: string;
-        runKey?: string;
-        wait?: boolean;
-        json?: boolean;
-      }) => {
-        const input = readInput(o);
-        const c = await connectClient();
-        try {
-          const h = await startSweep(c.client, input, { runKey: o.runKey });
-          const d = await h.describe();
-          const link = workflowUiLink(uiBaseUrl(c.address), c.namespace, h.workflowId, d.runId);
-          if (!o.wait) {
-            if (o.json)
-              process.stdout.write(JSON.stringify({ workflowId: h.workflowId, runId: d.runId, webUi: link }) + '\n');
-            else process.stdout.write(`Started ${h.workflowId} (${catalogLabel(input)})\nWeb UI: ${link}\n`);
-            return;
-          }
-          err(`Started ${h.workflowId} — Web UI: ${link}`);
-          const r = await resultOf(h);
-          process.stdout.write(
-            o.json
-              ? JSON.stringify({ ...r, webUi: link }, null, 2) + '\n'
-              : renderReportText(r, { uiLink: link }) + '\n',
-          );
-          process.exitCode = r.partial ? EXIT.partial : EXIT.ok;
-        } finally {
-          await c.close();
-        }
-      },
-    );
+    .action(async (o: StartOptions) => sweepStart(o));
+
+  sweep
+    .command('status <sweep-id>')
+    .description(
+      'Describe a sweep: status, search attributes (ArgusCatalog, ArgusMode, ArgusPartial), live progress while it runs, the result summary when done.',
+    )
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      `\nExit codes: ${EXIT.ok} running or complete, ${EXIT.partial} completed partial, ${EXIT.failed} failed, cancelled, terminated or timed out (or not found).`,
+    )
+    .action(async (id: string, o: { json?: boolean }) => sweepStatus(id, o));
+
+  sweep
+    .command('result <sweep-id>')
+    .description('Wait for a sweep to finish and print its report.')
+    .option('--json', 'print the JSON report')
+    .addHelpText('after', `\n${EXIT_HELP}`)
+    .action(async (id: string, o: { json?: boolean }) => sweepResult(id, o.json ? 'json' : 'text'));
+
+  sweep
+    .command('cancel <sweep-id>')
+    .description('Request cancellation of a running sweep (pages in flight stop; nothing more is written).')
+    .action(async (id: string) => {
+      await withClient(async (c) => {
+        await c.client.workflow.getHandle(id).cancel();
+        out(`Cancellation requested for ${id}.`);
+      });
+    });
 
   program
     .command('report <sweep-id>')
-    .description('Print the report of a finished sweep.')
-    .option('--json', 'print JSON')
-    .action(async (id: string, o: { json?: boolean }) => {
-      const c = await connectClient();
-      try {
-        const r = (await c.client.workflow.getHandle(id).result()) as SweepReport;
-        process.stdout.write(o.json ? JSON.stringify(r, null, 2) + '\n' : renderReportText(r) + '\n');
-        process.exitCode = r.partial ? EXIT.partial : EXIT.ok;
-      } finally {
-        await c.close();
-      }
-    });
+    .description('Print (or write) the report of a sweep, waiting for it to finish if it is still running.')
+    .addOption(
+      new Option('--format <format>', 'text, markdown, html (one self-contained page) or json')
+        .choices(FORMATS)
+        .default('text'),
+    )
+    .option('--json', 'same as --format json')
+    .option('--out <file>', 'write the report to this file instead of stdout')
+    .addHelpText(
+      'after',
+      `\nExamples:\n  argus report sweep/demo/2026-11-29T14-43-17-729Z --format markdown > report.md\n  argus report sweep/demo/2026-11-29T14-43-17-729Z --format html --out report.html\n\n${EXIT_HELP}`,
+    )
+    .action(async (id: string, o: { format?: Format; json?: boolean; out?: string }) => reportCommand(id, o));
 
   program
     .command('undo <sweep-id>')
@@ -179,14 +533,157 @@ export function buildProgram(): Command {
         }
     });
 
+  const schedule = program
+    .command('schedule')
+    .description('Sweeps on a Temporal Schedule: create, list, pause, unpause, trigger, delete.');
+  addSweepInputOptions(
+    schedule
+      .command('create')
+      .description(
+        'Create a schedule whose every run starts sweepWorkflow as sweep/<catalog>/scheduled-<scheduled time>.',
+      )
+      .requiredOption('--id <schedule-id>', 'schedule id, e.g. nightly-warehouse')
+      .option('--cron <expr>', 'cron expression, e.g. "0 3 * * *" (UTC)')
+      .option('--every <duration>', 'interval, e.g. 24h, 30m, 1h30m, 7d'),
+  )
+    .addOption(
+      new Option('--overlap <policy>', 'what to do when a run is due while the last one still runs')
+        .choices(OVERLAP_NAMES)
+        .default('skip'),
+    )
+    .option('--paused', 'create it paused')
+    .option('--note <text>', 'a note kept on the schedule (shown by list and the Web UI)')
+    .option('--print-temporal-command', 'print the equivalent `temporal schedule create` command; create nothing')
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  argus schedule create --id nightly-demo --catalog demo --cron "0 3 * * *"\n' +
+        '  argus schedule create --id hourly-wh --catalog /data/warehouse.json --every 1h --paused --note "waiting for sign-off"\n' +
+        '  argus schedule create --id nightly-demo --every 24h --print-temporal-command',
+    )
+    .action(async (o: ScheduleCreateOptions) => scheduleCreate(o));
+
+  schedule
+    .command('list')
+    .description('List ARGUS schedules: id, spec, paused, next run, recent runs.')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      await withClient(async (c) => {
+        const rows = await listSweepSchedules(c.client);
+        out(o.json ? JSON.stringify(rows, null, 2) : renderScheduleTable(rows));
+      });
+    });
+
+  const simple = (name: string, description: string, fn: (c: Client, id: string, note?: string) => Promise<string>) =>
+    schedule
+      .command(`${name} <schedule-id>`)
+      .description(description)
+      .option('--note <text>', 'why (kept on the schedule)')
+      .action(async (id: string, o: { note?: string }) => {
+        await withClient(async (c) => out(await fn(c.client, id, o.note)));
+      });
+  simple('pause', 'Pause a schedule: no run starts until unpaused (trigger still works).', async (c, id, note) => {
+    await c.schedule.getHandle(id).pause(note);
+    return `Paused ${id}.`;
+  });
+  simple('unpause', 'Unpause a schedule.', async (c, id, note) => {
+    await c.schedule.getHandle(id).unpause(note);
+    return `Unpaused ${id}.`;
+  });
+  schedule
+    .command('trigger <schedule-id>')
+    .description('Start one run now (even when paused) and print its workflow id.')
+    .addOption(new Option('--overlap <policy>', 'overlap policy for this run only').choices(OVERLAP_NAMES))
+    .option('--json', 'print JSON {scheduleId, workflowId}')
+    .action(async (id: string, o: { overlap?: Overlap; json?: boolean }) => scheduleTrigger(id, o));
+  schedule
+    .command('delete <schedule-id>')
+    .description('Delete a schedule (runs it already started go on).')
+    .action(async (id: string) => {
+      await withClient(async (c) => {
+        await c.client.schedule.getHandle(id).delete();
+        out(`Deleted ${id}.`);
+      });
+    });
+
+  const review = program
+    .command('review')
+    .description('Human review of a running sweep: list what waits for a person, approve or reject it.');
+  review
+    .command('list <sweep-id>')
+    .description('List the proposals waiting for a human decision (the pendingReviews query).')
+    .option('--json', 'print JSON')
+    .action(async (id: string, o: { json?: boolean }) => {
+      await withClient(async (c) => {
+        const rows = await pendingReviews(c.client, id);
+        out(o.json ? JSON.stringify(rows, null, 2) : renderPendingTable(rows));
+      });
+    });
+  const decide = (name: 'approve' | 'reject') => {
+    const cmd = review
+      .command(`${name} <sweep-id> [proposal-ids...]`)
+      .description(
+        `${name === 'approve' ? 'Approve' : 'Reject'} proposals (the review update; several ids or --all in one update).`,
+      )
+      .requiredOption('--reviewer <name>', 'who decides (kept in the audit trail)')
+      .option('--comment <text>', 'why')
+      .option('--all', 'every proposal pending now')
+      .option('--json', 'print JSON {accepted, stillPending}');
+    if (name === 'reject') cmd.option('--needs-changes', 'record the decision as needs_changes rather than rejected');
+    cmd.addHelpText(
+      'after',
+      `\nExit codes: ${EXIT.ok} accepted, ${EXIT.usage} refused (unknown or already decided ids, bad input), ${EXIT.failed} error.`,
+    );
+    cmd.action(
+      async (
+        id: string,
+        ids: string[],
+        o: { reviewer: string; comment?: string; all?: boolean; json?: boolean; needsChanges?: boolean },
+      ) => reviewDecide(id, ids, name === 'approve' ? 'approved' : o.needsChanges ? 'needs_changes' : 'rejected', o),
+    );
+  };
+  decide('approve');
+  decide('reject');
+
+  program
+    .command('fake-provider')
+    .description('Run the fake OpenAI-compatible provider (scripted model, misbehaves on request) until Ctrl-C.')
+    .option('--scenario <name>', 'behaviour of the base URL /v1 (see the list it prints)', 'ok')
+    .option('--port <port>', 'port on loopback (0: any free one)', '0')
+    .option('--host <host>', 'loopback address to bind', '127.0.0.1')
+    .addOption(
+      new Option('--reviewer <kind>', 'how it answers review tasks').choices(FAKE_REVIEWERS).default('correct'),
+    )
+    .option('--quiet', 'do not log requests on stderr')
+    .addHelpText('after', `\nScenarios:\n${FAKE_SCENARIO_HELP.map((l) => `  ${l}`).join('\n')}`)
+    .action(async (o: { scenario: string; port: string; host: string; reviewer: FakeReviewer; quiet?: boolean }) =>
+      fakeProvider(o),
+    );
+
+  registerEvalCommand(program);
   return program;
+}
+
+/** Exit code for an error that escaped a command. */
+export function exitCodeFor(e: unknown): number {
+  if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  if (e instanceof InputError) return EXIT.usage;
+  return EXIT.failed;
 }
 
 if (require.main === module) {
   buildProgram()
     .parseAsync(process.argv)
     .catch((e: unknown) => {
-      err(`argus: ${(e as Error).message ?? String(e)}`);
-      process.exitCode = e instanceof UsageError ? EXIT.usage : EXIT.failed;
+      if (!(e instanceof CommanderError)) {
+        const msg =
+          e instanceof WorkflowNotFoundError
+            ? `no workflow ${e.workflowId}${e.runId ? ` (run ${e.runId})` : ''}`
+            : e instanceof ScheduleNotFoundError
+              ? `no schedule ${e.scheduleId}`
+              : ((e as Error).message ?? String(e));
+        err(`argus: ${msg}`);
+      }
+      process.exitCode = exitCodeFor(e);
     });
 }

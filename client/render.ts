@@ -1,6 +1,34 @@
-import type { SweepReport } from '../domain/report';
+import type { ReportProposal, SweepReport } from '../domain/report';
 
-const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+export const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+
+/** Proposal kinds in report order, with the words people read. */
+export const KINDS = ['description', 'pii_tag', 'lineage_flag'] as const;
+export const KIND_LABEL: Record<(typeof KINDS)[number], string> = {
+  description: 'descriptions',
+  pii_tag: 'PII tags',
+  lineage_flag: 'lineage flags',
+};
+
+/** First line of every rendering: a partial run says PARTIAL before anything else. */
+export function reportHeadline(r: SweepReport): string {
+  return `${r.partial ? `PARTIAL SWEEP — ${r.partialReasons.length} reason(s)` : 'COMPLETE SWEEP'}: ${r.sweepId}`;
+}
+
+/** One line saying what a proposal would change. */
+export function changeSummary(p: Pick<ReportProposal, 'entityId' | 'change'>): string {
+  const c = p.change;
+  switch (c.kind) {
+    case 'description':
+      return `describe ${c.target === 'column' ? `${p.entityId}.${c.column ?? '?'}` : p.entityId}: "${c.text}"`;
+    case 'pii_tag':
+      return `tag ${p.entityId}.${c.column} as ${c.category} (${c.confidence.toFixed(2)})`;
+    case 'lineage_flag':
+      return c.finding === 'dangling_edge'
+        ? `drop dangling upstream ${c.upstream} of ${p.entityId}`
+        : `record upstream ${c.upstream} of ${p.entityId} (read by its SQL)`;
+  }
+}
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
@@ -12,8 +40,7 @@ function table(rows: string[][]): string {
 /** The human-readable report. A partial run says so in its first line. */
 export function renderReportText(r: SweepReport, opts: { uiLink?: string } = {}): string {
   const out: string[] = [];
-  const head = r.partial ? `PARTIAL SWEEP — ${r.partialReasons.length} reason(s)` : 'COMPLETE SWEEP';
-  out.push(`${head}: ${r.sweepId}`);
+  out.push(reportHeadline(r));
   out.push(
     `Catalog ${r.catalog}, ${r.mode} review${r.dryRun ? ' (dry run: nothing written)' : ''}, ${r.startedAt} → ${r.finishedAt}`,
   );
@@ -30,7 +57,7 @@ export function renderReportText(r: SweepReport, opts: { uiLink?: string } = {})
   out.push(
     table([
       ['kind', 'proposed', 'approved', 'rejected', 'not reviewed', 'written'],
-      ...(['description', 'pii_tag', 'lineage_flag'] as const).map((k) => {
+      ...KINDS.map((k) => {
         const c = r.byKind[k];
         return [
           k,

@@ -1,13 +1,25 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
 import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
+import type { SearchAttributePair } from '@temporalio/common';
 import { TASK_QUEUE, sweepWorkflowId, catalogKey } from '../domain/ids';
-import { parseSweepInput, type SweepInput } from '../domain/sweep';
+import { EndpointConfig, parseSweepInput, type SweepConfig, type SweepInput } from '../domain/sweep';
 import type { SweepReport } from '../domain/report';
 import { SA_KEYS } from '../workflows/messages';
 import type { sweepWorkflow } from '../workflows/sweep';
 
+/** Bad usage or input detected before anything reaches Temporal; the CLI exits 2 on it. */
+export class InputError extends Error {
+  override name = 'InputError';
+}
+
 export function runKeyNow(d = new Date()): string {
   return d.toISOString().replace(/[:.]/g, '-');
+}
+
+/** Task queue the CLI starts sweeps on: ARGUS_TASK_QUEUE, like the worker, else `argus`. */
+export function defaultTaskQueue(env: NodeJS.ProcessEnv = process.env): string {
+  return env.ARGUS_TASK_QUEUE || TASK_QUEUE;
 }
 
 export function catalogLabel(input: SweepInput): string {
@@ -21,30 +33,60 @@ export function catalogLabel(input: SweepInput): string {
       );
 }
 
+/**
+ * Everything a start of `sweepWorkflow` carries besides its id: task queue, the input, typed search attributes
+ * (ArgusPartial=false until the report says otherwise) and the static summary and details the Web UI shows.
+ * Shared by one-off starts and schedule actions, so both look the same in the UI. Throws InputError on invalid input.
+ */
+export interface SweepStartOptions {
+  taskQueue: string;
+  args: [SweepInput];
+  typedSearchAttributes: SearchAttributePair[];
+  staticSummary: string;
+  staticDetails: string;
+  /** Catalog label used in workflow ids and ArgusCatalog. */
+  label: string;
+  config: SweepConfig;
+}
+
+export function sweepStartOptions(input: SweepInput, taskQueue: string = TASK_QUEUE): SweepStartOptions {
+  const parsed = parseSweepInput(input);
+  if (!parsed.ok) throw new InputError(`Invalid sweep input: ${parsed.message}`);
+  const cfg = parsed.value;
+  const label = catalogLabel(input);
+  return {
+    taskQueue,
+    args: [input],
+    typedSearchAttributes: [
+      { key: SA_KEYS.catalog, value: label },
+      { key: SA_KEYS.mode, value: cfg.review },
+      { key: SA_KEYS.partial, value: false },
+    ],
+    staticSummary: `ARGUS sweep of ${label} (${cfg.review} review${cfg.dryRun ? ', dry run' : ''})`,
+    staticDetails:
+      `Catalog: ${input.catalog.kind === 'demo' ? 'bundled demo' : input.catalog.path}\n\n` +
+      `Review: ${cfg.review}; agents: ${cfg.agents.join(', ')}; page size ${cfg.pageSize}; ` +
+      `concurrency ${cfg.concurrency}; endpoints: ${cfg.endpoints.map((e) => e.id).join(', ') || 'none'}`,
+    label,
+    config: cfg,
+  };
+}
+
 /** Start a sweep with a meaningful id, typed search attributes and a static summary. Validates input first. */
 export async function startSweep(
   client: Client,
   input: SweepInput,
   opts: { runKey?: string; taskQueue?: string; workflowId?: string } = {},
 ): Promise<WorkflowHandle<typeof sweepWorkflow>> {
-  const parsed = parseSweepInput(input);
-  if (!parsed.ok) throw new Error(`Invalid sweep input: ${parsed.message}`);
-  const label = catalogLabel(input);
-  const workflowId = opts.workflowId ?? sweepWorkflowId(label, opts.runKey ?? runKeyNow());
+  const o = sweepStartOptions(input, opts.taskQueue);
+  const workflowId = opts.workflowId ?? sweepWorkflowId(o.label, opts.runKey ?? runKeyNow());
   return client.workflow.start<typeof sweepWorkflow>('sweepWorkflow', {
-    taskQueue: opts.taskQueue ?? TASK_QUEUE,
+    taskQueue: o.taskQueue,
     workflowId,
-    args: [input],
-    typedSearchAttributes: new TypedSearchAttributes([
-      { key: SA_KEYS.catalog, value: label },
-      { key: SA_KEYS.mode, value: parsed.value.review },
-      { key: SA_KEYS.partial, value: false },
-    ]),
-    staticSummary: `ARGUS sweep of ${label} (${parsed.value.review} review${parsed.value.dryRun ? ', dry run' : ''})`,
-    staticDetails:
-      `Catalog: ${input.catalog.kind === 'demo' ? 'bundled demo' : input.catalog.path}\n\n` +
-      `Review: ${parsed.value.review}; agents: ${parsed.value.agents.join(', ')}; page size ${parsed.value.pageSize}; ` +
-      `concurrency ${parsed.value.concurrency}; endpoints: ${parsed.value.endpoints.map((e) => e.id).join(', ') || 'none'}`,
+    args: o.args,
+    typedSearchAttributes: o.typedSearchAttributes,
+    staticSummary: o.staticSummary,
+    staticDetails: o.staticDetails,
   });
 }
 
@@ -61,4 +103,85 @@ export async function resultOf(handle: WorkflowHandle<typeof sweepWorkflow>): Pr
     }
     throw e;
   }
+}
+
+/** Options the CLI turns into a sweep input (`sweep start`, `schedule create`). */
+export interface SweepInputOptions {
+  catalog?: string;
+  inputFile?: string;
+  endpointsFile?: string;
+  review?: string;
+  dryRun?: boolean;
+  pageSize?: string;
+  concurrency?: string;
+}
+
+function readJson(file: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new InputError(`cannot read ${what} ${file}: ${(e as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new InputError(`${what} ${file} is not JSON: ${(e as Error).message}`);
+  }
+}
+
+// Names that suggest someone pasted a secret instead of naming the variable that holds it.
+const SECRET_FIELD = /^(api[_-]?key|key|token|secret|authorization|password)$/i;
+
+/**
+ * Endpoint configs from a JSON file: an array of `{id, baseUrl, model, apiKeyEnv?, ...}`. `apiKeyEnv` is the NAME
+ * of the worker's environment variable holding the key; a file carrying a key itself is refused.
+ */
+export function readEndpointsFile(file: string): EndpointConfig[] {
+  const raw = readJson(file, 'endpoints file');
+  if (!Array.isArray(raw)) throw new InputError(`endpoints file ${file} must hold a JSON array of endpoint configs`);
+  raw.forEach((e, i) => {
+    if (e && typeof e === 'object')
+      for (const k of Object.keys(e as object))
+        if (SECRET_FIELD.test(k))
+          throw new InputError(
+            `endpoints file ${file}: endpoint ${i} has a "${k}" field. Never put a key in a sweep input: ` +
+              'set apiKeyEnv to the NAME of the worker environment variable that holds it (e.g. "OPENAI_API_KEY").',
+          );
+  });
+  const r = z.array(EndpointConfig).safeParse(raw);
+  if (!r.success)
+    throw new InputError(
+      `endpoints file ${file}: ` +
+        r.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(file)'}: ${i.message}`).join('; '),
+    );
+  // Keep what the person wrote (not the defaults) so the history shows their file.
+  return raw as EndpointConfig[];
+}
+
+function positiveInt(v: string, flag: string): number {
+  if (!/^\d+$/.test(v)) throw new InputError(`${flag} must be a whole number, got "${v}"`);
+  return Number(v);
+}
+
+/** The sweep input the CLI options describe, validated (InputError naming every bad field otherwise). */
+export function sweepInputFromOptions(opts: SweepInputOptions): SweepInput {
+  let input: Record<string, unknown>;
+  if (opts.inputFile) {
+    const raw = readJson(opts.inputFile, 'input file');
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+      throw new InputError(`input file ${opts.inputFile} must hold a JSON object (the sweep input)`);
+    input = raw as Record<string, unknown>;
+  } else
+    input = {
+      catalog: !opts.catalog || opts.catalog === 'demo' ? { kind: 'demo' } : { kind: 'file', path: opts.catalog },
+    };
+  if (opts.endpointsFile) input.endpoints = readEndpointsFile(opts.endpointsFile);
+  if (opts.review) input.review = opts.review;
+  if (opts.dryRun) input.dryRun = true;
+  if (opts.pageSize) input.pageSize = positiveInt(opts.pageSize, '--page-size');
+  if (opts.concurrency) input.concurrency = positiveInt(opts.concurrency, '--concurrency');
+  const p = parseSweepInput(input);
+  if (!p.ok) throw new InputError(`Invalid sweep input: ${p.message}`);
+  return input as SweepInput;
 }

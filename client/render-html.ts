@@ -1,0 +1,269 @@
+import type { ReportProposal, SweepReport } from '../domain/report';
+import { KINDS, KIND_LABEL, changeSummary, pct, reportHeadline } from './render';
+
+/** Proposals listed per outcome; the JSON report has them all. */
+const MAX_LISTED = 200;
+
+const COLOURS = {
+  approved: '#2e7d32',
+  rejected: '#c62828',
+  not_reviewed: '#9e9e9e',
+  before: '#90a4ae',
+  after: '#1565c0',
+};
+
+function esc(v: string | number | boolean | null | undefined): string {
+  return String(v ?? '—')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+function table(header: string[], rows: (string | number | boolean | null | undefined)[][], cls = ''): string {
+  return (
+    `<table${cls ? ` class="${cls}"` : ''}><thead><tr>${header.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>` +
+    rows
+      .map(
+        (r) =>
+          `<tr>${r.map((c) => (typeof c === 'number' ? `<td class="n">${c}</td>` : `<td>${esc(c)}</td>`)).join('')}</tr>`,
+      )
+      .join('') +
+    '</tbody></table>'
+  );
+}
+
+function keyValues(rows: [string, string | number][]): string {
+  return `<table class="kv"><tbody>${rows.map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(v)}</td></tr>`).join('')}</tbody></table>`;
+}
+
+/** Stacked bars of approved / rejected / not reviewed per kind, with the counts written beside them. */
+function outcomesChart(r: SweepReport): string {
+  const rowH = 34;
+  const labelW = 120;
+  const barW = 360;
+  const h = KINDS.length * rowH + 40;
+  const max = Math.max(1, ...KINDS.map((k) => r.byKind[k].approved + r.byKind[k].rejected + r.byKind[k].not_reviewed));
+  const parts: string[] = [];
+  KINDS.forEach((k, i) => {
+    const c = r.byKind[k];
+    const y = 10 + i * rowH;
+    parts.push(`<text x="0" y="${y + 17}" class="lbl">${esc(KIND_LABEL[k])}</text>`);
+    let x = labelW;
+    for (const [key, n] of [
+      ['approved', c.approved],
+      ['rejected', c.rejected],
+      ['not_reviewed', c.not_reviewed],
+    ] as const) {
+      const w = (n / max) * barW;
+      if (w > 0)
+        parts.push(
+          `<rect x="${x.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="24" fill="${COLOURS[key]}"><title>${esc(
+            `${KIND_LABEL[k]}: ${n} ${key.replace('_', ' ')}`,
+          )}</title></rect>`,
+        );
+      x += w;
+    }
+    parts.push(
+      `<text x="${(x + 6).toFixed(1)}" y="${y + 17}" class="num">${c.approved} / ${c.rejected} / ${c.not_reviewed}</text>`,
+    );
+  });
+  const ly = h - 12;
+  parts.push(
+    `<rect x="${labelW}" y="${ly - 10}" width="10" height="10" fill="${COLOURS.approved}"/><text x="${labelW + 14}" y="${ly}" class="lgd">approved</text>`,
+    `<rect x="${labelW + 90}" y="${ly - 10}" width="10" height="10" fill="${COLOURS.rejected}"/><text x="${labelW + 104}" y="${ly}" class="lgd">rejected</text>`,
+    `<rect x="${labelW + 175}" y="${ly - 10}" width="10" height="10" fill="${COLOURS.not_reviewed}"/><text x="${labelW + 189}" y="${ly}" class="lgd">not reviewed</text>`,
+  );
+  return `<svg role="img" aria-label="Outcomes per kind" viewBox="0 0 ${labelW + barW + 120} ${h}" width="${labelW + barW + 120}" height="${h}">${parts.join('')}</svg>`;
+}
+
+/** Before/after bars for description coverage and PII governance, as percentages. */
+function coverageChart(r: SweepReport): string {
+  const piiBefore = r.piiGovernance.piiLooking ? r.piiGovernance.taggedBefore / r.piiGovernance.piiLooking : 0;
+  const rows: [string, number, number][] = [
+    ['descriptions', r.coverage.descriptionsBefore, r.coverage.descriptionsAfter],
+    ['PII tagged', piiBefore, r.piiGovernance.ratio],
+  ];
+  const labelW = 120;
+  const barW = 360;
+  const rowH = 52;
+  const h = rows.length * rowH + 30;
+  const parts: string[] = [];
+  rows.forEach(([label, before, after], i) => {
+    const y = 8 + i * rowH;
+    parts.push(`<text x="0" y="${y + 26}" class="lbl">${esc(label)}</text>`);
+    for (const [j, v, colour, name] of [
+      [0, before, COLOURS.before, 'before'],
+      [1, after, COLOURS.after, 'after'],
+    ] as const) {
+      const by = y + j * 22;
+      const clamped = Math.max(0, Math.min(1, v));
+      parts.push(
+        `<rect x="${labelW}" y="${by}" width="${barW}" height="18" fill="#eceff1"/>`,
+        `<rect x="${labelW}" y="${by}" width="${(clamped * barW).toFixed(1)}" height="18" fill="${colour}"><title>${esc(`${label} ${name}: ${pct(v)}`)}</title></rect>`,
+        `<text x="${labelW + barW + 6}" y="${by + 14}" class="num">${esc(`${name} ${pct(v)}`)}</text>`,
+      );
+    }
+  });
+  const ly = h - 8;
+  parts.push(
+    `<rect x="${labelW}" y="${ly - 10}" width="10" height="10" fill="${COLOURS.before}"/><text x="${labelW + 14}" y="${ly}" class="lgd">before</text>`,
+    `<rect x="${labelW + 80}" y="${ly - 10}" width="10" height="10" fill="${COLOURS.after}"/><text x="${labelW + 94}" y="${ly}" class="lgd">after</text>`,
+  );
+  return `<svg role="img" aria-label="Coverage before and after" viewBox="0 0 ${labelW + barW + 120} ${h}" width="${labelW + barW + 120}" height="${h}">${parts.join('')}</svg>`;
+}
+
+function proposalSection(title: string, ps: ReportProposal[], withWritten: boolean): string {
+  if (ps.length === 0) return '';
+  const header = ['entity', 'kind', 'change', 'reason', 'reviewer', ...(withWritten ? ['written'] : [])];
+  const rows = ps
+    .slice(0, MAX_LISTED)
+    .map((p) => [
+      p.entityId,
+      p.kind,
+      changeSummary(p),
+      p.reason,
+      p.reviewer,
+      ...(withWritten ? [p.written ? 'yes' : (p.writeNote ?? 'no')] : []),
+    ]);
+  return (
+    `<details${title === 'Approved' ? '' : ' open'}><summary>${esc(title)} (${ps.length})</summary>` +
+    table(header, rows, 'proposals') +
+    (ps.length > MAX_LISTED ? `<p>… ${ps.length - MAX_LISTED} more in the JSON report.</p>` : '') +
+    '</details>'
+  );
+}
+
+const CSS = `
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#212121;background:#fafafa}
+main{max-width:1100px;margin:0 auto;padding:24px}
+h1{font-size:22px;margin:0 0 12px}h2{font-size:18px;margin:28px 0 8px}
+.banner{padding:14px 18px;border-radius:6px;margin:0 0 18px}
+.banner.partial{background:#fff3e0;border:2px solid #e65100;color:#bf360c}
+.banner.complete{background:#e8f5e9;border:1px solid #2e7d32;color:#1b5e20}
+.banner ul{margin:6px 0 0 18px;padding:0}
+table{border-collapse:collapse;margin:6px 0 12px;background:#fff}
+th,td{border:1px solid #e0e0e0;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f5f5f5}td.n{text-align:right}
+table.proposals td{font-size:13px}
+.charts{display:flex;flex-wrap:wrap;gap:24px}
+.chart{background:#fff;border:1px solid #e0e0e0;border-radius:6px;padding:12px}
+svg text{font:13px system-ui,sans-serif;fill:#212121}svg text.num{fill:#424242}svg text.lgd{font-size:12px}
+code{background:#eceff1;padding:1px 4px;border-radius:3px}
+details{margin:8px 0}summary{cursor:pointer;font-weight:600}
+`;
+
+/**
+ * The report as ONE self-contained HTML page: inline CSS and inline SVG charts, no scripts, no external asset or
+ * link. A partial run opens with a PARTIAL banner listing why.
+ */
+export function renderReportHtml(r: SweepReport, opts: { uiLink?: string } = {}): string {
+  const head = reportHeadline(r);
+  const banner = r.partial
+    ? `<div class="banner partial" role="alert"><strong>PARTIAL</strong>: this sweep did not do everything it was asked to.<ul>${r.partialReasons
+        .map((w) => `<li>${esc(w)}</li>`)
+        .join('')}</ul></div>`
+    : '<div class="banner complete"><strong>Complete</strong>: every requested entity was processed and reviewed.</div>';
+  const totals = KINDS.reduce(
+    (t, k) => {
+      const c = r.byKind[k];
+      return [t[0]! + c.proposed, t[1]! + c.approved, t[2]! + c.rejected, t[3]! + c.not_reviewed, t[4]! + c.written];
+    },
+    [0, 0, 0, 0, 0],
+  );
+  const failureCount = r.failures.length + r.failuresTruncated;
+  const body = [
+    `<h1>${esc(head)}</h1>`,
+    banner,
+    keyValues([
+      ['Catalog', r.catalog],
+      ['Review', `${r.mode}${r.dryRun ? ' (dry run: nothing written)' : ''}`],
+      ['Started', r.startedAt],
+      ['Finished', r.finishedAt],
+      ['Entities', `${r.entities.processed} of ${r.entities.requested} processed, ${r.entities.failed} failed`],
+      ['Written', r.dryRun ? 'nothing (dry run)' : `${r.written} repairs (${r.alreadyApplied} already in the catalog)`],
+      ...(opts.uiLink ? [['Web UI', opts.uiLink] as [string, string]] : []),
+    ]),
+    '<h2>Outcomes by kind</h2>',
+    table(
+      ['kind', 'proposed', 'approved', 'rejected', 'not reviewed', 'written'],
+      [
+        ...KINDS.map((k) => {
+          const c = r.byKind[k];
+          return [KIND_LABEL[k], c.proposed, c.approved, c.rejected, c.not_reviewed, c.written];
+        }),
+        ['total', ...totals],
+      ],
+    ),
+    r.partial ? '<p><em>Totals of a partial run: what was not processed is not counted.</em></p>' : '',
+    '<h2>Coverage and PII governance</h2>',
+    table(
+      ['measure', 'before', 'after'],
+      [
+        [
+          'Description coverage (tables and columns)',
+          `${pct(r.coverage.descriptionsBefore)} (${r.coverage.describedBefore} of ${r.coverage.describable})`,
+          `${pct(r.coverage.descriptionsAfter)} (${r.coverage.describedAfter} of ${r.coverage.describable})`,
+        ],
+        [
+          'PII-looking columns tagged',
+          `${r.piiGovernance.taggedBefore} of ${r.piiGovernance.piiLooking}`,
+          `${r.piiGovernance.tagged} of ${r.piiGovernance.piiLooking} (${pct(r.piiGovernance.ratio)})`,
+        ],
+      ],
+    ),
+    `<div class="charts"><div class="chart"><strong>Outcomes per kind</strong> (approved / rejected / not reviewed)<br>${outcomesChart(
+      r,
+    )}</div><div class="chart"><strong>Coverage before → after</strong><br>${coverageChart(r)}</div></div>`,
+    `<h2>Failures (${failureCount})</h2>`,
+    failureCount === 0
+      ? '<p>None.</p>'
+      : table(
+          ['entity', 'stage', 'category', 'retryable', 'message'],
+          r.failures.map((f) => [f.entity, f.stage, f.category, f.retryable ? 'yes' : 'no', f.message.slice(0, 500)]),
+        ) + (r.failuresTruncated ? `<p>… ${r.failuresTruncated} more failures not listed.</p>` : ''),
+    `<h2>Retired endpoints (${r.endpoints.retired.length})</h2>`,
+    r.endpoints.retired.length === 0
+      ? '<p>None.</p>'
+      : (r.endpoints.breakerTripped
+          ? '<p><strong>Breaker tripped</strong>: every endpoint was spent, so no further model call was made.</p>'
+          : '') +
+        table(
+          ['endpoint', 'reason', 'status', 'window', 'resets at', 'provider said', 'retired at'],
+          r.endpoints.retired.map((e) => [
+            e.endpointId,
+            e.reason,
+            e.status,
+            e.window,
+            e.resetAt,
+            e.providerMessage,
+            e.retiredAt,
+          ]),
+        ),
+    '<h2>Proposals</h2>',
+    r.proposals.length === 0 ? '<p>None.</p>' : '',
+    proposalSection(
+      'Rejected',
+      r.proposals.filter((p) => p.outcome === 'rejected'),
+      false,
+    ),
+    proposalSection(
+      'Not reviewed',
+      r.proposals.filter((p) => p.outcome === 'not_reviewed'),
+      false,
+    ),
+    proposalSection(
+      'Approved',
+      r.proposals.filter((p) => p.outcome === 'approved'),
+      true,
+    ),
+    r.proposalsTruncated ? `<p>${r.proposalsTruncated} proposals are not in the report (truncated).</p>` : '',
+    `<p>Full JSON report: <code>${esc(r.reportFile)}</code></p>`,
+  ].join('\n');
+  return (
+    '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">' +
+    '<meta name="viewport" content="width=device-width, initial-scale=1">' +
+    `<title>${esc(head)}</title><style>${CSS}</style></head>\n<body><main>\n${body}\n</main></body></html>\n`
+  );
+}

@@ -1,0 +1,190 @@
+import type { ReportProposal, SweepReport } from '../domain/report';
+import { KINDS, KIND_LABEL, changeSummary, pct, reportHeadline } from './render';
+
+/** Proposals listed per outcome; the JSON report has them all. */
+const MAX_LISTED = 50;
+
+/** A table cell: no pipes or newlines break the row, no HTML gets through to a renderer. */
+function cell(v: string | number | boolean | null | undefined): string {
+  return String(v ?? '—')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/\|/g, '\\|')
+    .replace(/\r?\n/g, ' ');
+}
+
+function table(header: string[], rows: (string | number | boolean | null | undefined)[][]): string[] {
+  return [
+    `| ${header.map(cell).join(' | ')} |`,
+    // Numbers right-aligned, text left.
+    `| ${header.map((_, i) => (i > 0 && rows.every((r) => /^(\*\*)?\d/.test(String(r[i] ?? ''))) ? '---:' : '---')).join(' | ')} |`,
+    ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`),
+  ];
+}
+
+function proposalSection(title: string, ps: ReportProposal[], withWritten: boolean): string[] {
+  if (ps.length === 0) return [];
+  const out = [`### ${title} (${ps.length})`, ''];
+  const header = ['entity', 'kind', 'change', 'reason', 'reviewer'];
+  if (withWritten) header.push('written');
+  out.push(
+    ...table(
+      header,
+      ps
+        .slice(0, MAX_LISTED)
+        .map((p) => [
+          p.entityId,
+          p.kind,
+          changeSummary(p),
+          p.reason,
+          p.reviewer,
+          ...(withWritten ? [p.written ? 'yes' : (p.writeNote ?? 'no')] : []),
+        ]),
+    ),
+  );
+  if (ps.length > MAX_LISTED) out.push('', `… ${ps.length - MAX_LISTED} more in the JSON report.`);
+  out.push('');
+  return out;
+}
+
+/**
+ * The report as Markdown (for a pull request, a wiki or a ticket). A partial run says PARTIAL in the heading and
+ * lists why right below it, before any number.
+ */
+export function renderReportMarkdown(r: SweepReport, opts: { uiLink?: string } = {}): string {
+  const out: string[] = [];
+  out.push(`# ${r.partial ? '⚠️ ' : ''}${cell(reportHeadline(r))}`, '');
+  if (r.partial) {
+    out.push('> **PARTIAL**: this sweep did not do everything it was asked to. Why:', '>');
+    for (const why of r.partialReasons) out.push(`> - ${cell(why)}`);
+    out.push('');
+  }
+  out.push(
+    ...table(
+      ['', ''],
+      [
+        ['Catalog', r.catalog],
+        ['Review', `${r.mode}${r.dryRun ? ' (dry run: nothing written)' : ''}`],
+        ['Started', r.startedAt],
+        ['Finished', r.finishedAt],
+        ['Entities', `${r.entities.processed} of ${r.entities.requested} processed, ${r.entities.failed} failed`],
+        ['Executions', r.executions],
+        ...(opts.uiLink ? [['Web UI', opts.uiLink]] : []),
+      ],
+    ),
+    '',
+  );
+
+  out.push('## Outcomes by kind', '');
+  const totals = { proposed: 0, approved: 0, rejected: 0, not_reviewed: 0, written: 0 };
+  const rows = KINDS.map((k) => {
+    const c = r.byKind[k];
+    for (const key of Object.keys(totals) as (keyof typeof totals)[]) totals[key] += c[key];
+    return [KIND_LABEL[k], c.proposed, c.approved, c.rejected, c.not_reviewed, c.written];
+  });
+  out.push(
+    ...table(
+      ['kind', 'proposed', 'approved', 'rejected', 'not reviewed', 'written'],
+      [
+        ...rows,
+        ['**total**', totals.proposed, totals.approved, totals.rejected, totals.not_reviewed, totals.written].map(
+          (v) => (typeof v === 'number' ? `**${v}**` : v),
+        ),
+      ],
+    ),
+    '',
+  );
+  if (r.partial) out.push('_Totals of a partial run: what was not processed is not counted._', '');
+  if (r.written > 0)
+    out.push(
+      `Written: **${r.written}** repairs${r.alreadyApplied ? `; ${r.alreadyApplied} approved repairs were already in the catalog` : ''}.`,
+    );
+  else if (r.dryRun) out.push('Written: nothing (dry run).');
+  else out.push(`Written: nothing new${r.alreadyApplied ? ` (${r.alreadyApplied} already in the catalog)` : ''}.`);
+  if (r.keptHumanText) out.push('', `Kept ${r.keptHumanText} human-written texts (not overwritten).`);
+  out.push('');
+
+  out.push('## Coverage and PII governance', '');
+  out.push(
+    ...table(
+      ['measure', 'before', 'after'],
+      [
+        [
+          'Description coverage (tables and columns)',
+          `${pct(r.coverage.descriptionsBefore)} (${r.coverage.describedBefore} of ${r.coverage.describable})`,
+          `${pct(r.coverage.descriptionsAfter)} (${r.coverage.describedAfter} of ${r.coverage.describable})`,
+        ],
+        [
+          'PII-looking columns tagged',
+          `${r.piiGovernance.taggedBefore} of ${r.piiGovernance.piiLooking}`,
+          `${r.piiGovernance.tagged} of ${r.piiGovernance.piiLooking} (${pct(r.piiGovernance.ratio)})`,
+        ],
+      ],
+    ),
+    '',
+  );
+
+  const failureCount = r.failures.length + r.failuresTruncated;
+  out.push(`## Failures (${failureCount})`, '');
+  if (failureCount === 0) out.push('None.', '');
+  else {
+    out.push(
+      ...table(
+        ['entity', 'stage', 'category', 'retryable', 'message'],
+        r.failures.map((f) => [f.entity, f.stage, f.category, f.retryable ? 'yes' : 'no', f.message.slice(0, 300)]),
+      ),
+      '',
+    );
+    if (r.failuresTruncated) out.push(`… ${r.failuresTruncated} more failures not listed.`, '');
+  }
+
+  out.push(`## Retired endpoints (${r.endpoints.retired.length})`, '');
+  if (r.endpoints.retired.length === 0) out.push('None.', '');
+  else {
+    if (r.endpoints.breakerTripped)
+      out.push('**Breaker tripped**: every endpoint was spent, so no further model call was made.', '');
+    out.push(
+      ...table(
+        ['endpoint', 'reason', 'status', 'window', 'resets at', 'provider said', 'retired at'],
+        r.endpoints.retired.map((e) => [
+          e.endpointId,
+          e.reason,
+          e.status,
+          e.window,
+          e.resetAt,
+          e.providerMessage,
+          e.retiredAt,
+        ]),
+      ),
+      '',
+    );
+  }
+
+  out.push('## Proposals', '');
+  out.push(
+    ...proposalSection(
+      'Rejected',
+      r.proposals.filter((p) => p.outcome === 'rejected'),
+      false,
+    ),
+  );
+  out.push(
+    ...proposalSection(
+      'Not reviewed',
+      r.proposals.filter((p) => p.outcome === 'not_reviewed'),
+      false,
+    ),
+  );
+  out.push(
+    ...proposalSection(
+      'Approved',
+      r.proposals.filter((p) => p.outcome === 'approved'),
+      true,
+    ),
+  );
+  if (r.proposals.length === 0) out.push('None.', '');
+  if (r.proposalsTruncated) out.push(`${r.proposalsTruncated} proposals are not in the report (truncated).`, '');
+  out.push(`Full JSON report: \`${r.reportFile}\``, '');
+  return out.join('\n');
+}
