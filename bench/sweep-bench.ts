@@ -10,6 +10,7 @@ import { generateCatalog } from '../catalog/generate';
 import { CatalogFile, type CatalogEntity } from '../domain/catalog';
 import { proposalId } from '../domain/digest';
 import type { SweepReport } from '../domain/report';
+import { effectivePageSize } from '../domain/sweep';
 import { draftDescriptions } from '../activities/agents/description-drafter';
 import { proposePiiTags } from '../activities/agents/pii-classifier';
 import { checkLineage } from '../activities/agents/lineage-checker';
@@ -59,6 +60,8 @@ async function main(): Promise<void> {
   const json = process.argv.includes('--json');
   const sizesArg = process.argv[process.argv.indexOf('--sizes') + 1];
   const sizes = (process.argv.includes('--sizes') && sizesArg ? sizesArg : 'demo,1000,10000').split(',');
+  const psArg = process.argv[process.argv.indexOf('--page-size') + 1];
+  const pageSize = process.argv.includes('--page-size') && psArg ? Number(psArg) : undefined;
   const say = (s: string) => process.stderr.write(s + '\n');
   say('bench: building (npm run build)…');
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -102,7 +105,7 @@ async function main(): Promise<void> {
       const h = await client.workflow.start('sweepWorkflow', {
         taskQueue,
         workflowId: id,
-        args: [{ catalog: { kind: 'file', path: file }, pageSize: 100, concurrency: 8 }],
+        args: [{ catalog: { kind: 'file', path: file }, pageSize, concurrency: 8 }],
       });
       const report = (await h.result()) as SweepReport;
       const wallMs = performance.now() - t0;
@@ -112,7 +115,7 @@ async function main(): Promise<void> {
         client,
         id,
         h.firstExecutionRunId,
-        Math.ceil(report.entities.requested / 100),
+        Math.ceil(report.entities.requested / effectivePageSize(pageSize, report.entities.requested)),
       );
       const eps = (n: number, ms: number) => Math.round((n / (ms / 1000)) * 10) / 10;
       results[size] = {
@@ -142,7 +145,7 @@ async function main(): Promise<void> {
   }
   const out = {
     machine: { cpus: os.cpus().length, node: process.version, server: 'temporal server start-dev (in-memory SQLite)' },
-    settings: { pageSize: 100, concurrency: 8 },
+    settings: { pageSize: pageSize ?? 'auto (a tenth of the catalog, 100..1000)', concurrency: 8 },
     sizes: results,
   };
   if (json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');

@@ -65,7 +65,7 @@ export function sweepStartOptions(input: SweepInput, taskQueue: string = TASK_QU
     staticSummary: `ARGUS sweep of ${label} (${cfg.review} review${cfg.dryRun ? ', dry run' : ''})`,
     staticDetails:
       `Catalog: ${input.catalog.kind === 'demo' ? 'bundled demo' : input.catalog.path}\n\n` +
-      `Review: ${cfg.review}; agents: ${cfg.agents.join(', ')}; page size ${cfg.pageSize}; ` +
+      `Review: ${cfg.review}; agents: ${cfg.agents.join(', ')}; page size ${cfg.pageSize ?? 'auto'}; ` +
       `concurrency ${cfg.concurrency}; endpoints: ${cfg.endpoints.map((e) => e.id).join(', ') || 'none'}`,
     label,
     config: cfg,

@@ -65,8 +65,11 @@ export const SweepInput = z
     overwriteHumanText: z.boolean().default(false),
     /** Review but write nothing. */
     dryRun: z.boolean().default(false),
-    /** Entities per page: one agent activity works on one page when no model is involved. */
-    pageSize: z.number().int().min(1).max(1000).default(100),
+    /**
+     * Entities per page: one agent activity works on one page when no model is involved. Default: a tenth of
+     * the catalog, at least 100 and at most 1,000 (each page costs one rewrite of a file catalog).
+     */
+    pageSize: z.number().int().min(1).max(1000).optional(),
     /** Pages in flight at once (bounded fan-out). */
     concurrency: z.number().int().min(1).max(64).default(4),
     /** Pages one execution handles before it continues as new (keeps every history far below 10,240 events). */
@@ -114,6 +117,11 @@ export function parseSweepInput(
   const review = r.data.review ?? (r.data.endpoints.length > 0 ? 'model' : 'mechanical');
   const agentBackend = r.data.agentBackend ?? (r.data.endpoints.length > 0 ? 'model' : 'rules');
   return { ok: true, value: { ...r.data, review, agentBackend } };
+}
+
+/** The page size a sweep uses: the one asked for, else a tenth of the catalog within [100, 1000]. */
+export function effectivePageSize(asked: number | undefined, entityCount: number): number {
+  return asked ?? Math.min(1000, Math.max(100, Math.ceil(entityCount / 10)));
 }
 
 /** "30m", "24h", "7d", "90s", "500ms" → milliseconds (the forms HumanReviewConfig.deadline accepts). */

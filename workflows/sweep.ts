@@ -14,7 +14,7 @@ import {
   workflowInfo,
   log,
 } from '@temporalio/workflow';
-import { parseSweepInput, durationMs, ReviewDecisions, type SweepConfig } from '../domain/sweep';
+import { parseSweepInput, durationMs, effectivePageSize, ReviewDecisions, type SweepConfig } from '../domain/sweep';
 import type { EntityFailure, AgentName } from '../domain/proposal';
 import type { RetiredEndpoint, SweepReport } from '../domain/report';
 import { FailureType, arbiterWorkflowId } from '../domain/ids';
@@ -36,6 +36,7 @@ export interface SweepCarry {
   ledgerKey: string;
   catalogName: string;
   entityCount: number;
+  pageSize: number;
   pageCount: number;
   nextPage: number;
   execution: number;
@@ -155,7 +156,8 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
       ledgerKey,
       catalogName: opened.catalogName,
       entityCount: opened.entityCount,
-      pageCount: Math.ceil(opened.entityCount / cfg.pageSize),
+      pageSize: effectivePageSize(cfg.pageSize, opened.entityCount),
+      pageCount: Math.ceil(opened.entityCount / effectivePageSize(cfg.pageSize, opened.entityCount)),
       nextPage: 0,
       execution: 1,
       failures: [],
@@ -279,14 +281,14 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     );
 
   async function processPage(pageIndex: number): Promise<void> {
-    const first = pageIndex * cfg.pageSize;
-    const size = Math.min(cfg.pageSize, state.entityCount - first);
+    const first = pageIndex * state.pageSize;
+    const size = Math.min(state.pageSize, state.entityCount - first);
     let ids: string[];
     try {
       const page = await catalogActivities.loadCatalogPage({
         ledgerKey: state.ledgerKey,
         pageIndex,
-        pageSize: cfg.pageSize,
+        pageSize: state.pageSize,
       });
       ids = page.ids;
       noteFailures(page.failures.length);
