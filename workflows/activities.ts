@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { SweepActivities } from '../activities/sweep-activities';
 import { FailureType } from '../domain/ids';
 
@@ -13,7 +13,7 @@ const NON_RETRYABLE = [
 ];
 
 /** Page-level catalog and write activities: local file work, quick, retried a few times. */
-export const catalogActivities = proxyActivities<SweepActivities>({
+export const CATALOG_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '2 minutes',
   retry: {
@@ -23,10 +23,11 @@ export const catalogActivities = proxyActivities<SweepActivities>({
     maximumAttempts: 5,
     nonRetryableErrorTypes: NON_RETRYABLE,
   },
-});
+};
+export const catalogActivities = proxyActivities<SweepActivities>(CATALOG_OPTIONS);
 
 /** The report can read every page of a large sweep, so it heartbeats per page. */
-export const reportActivities = proxyActivities<SweepActivities>({
+export const REPORT_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '15 minutes',
   heartbeatTimeout: '2 minutes',
   retry: {
@@ -36,6 +37,7 @@ export const reportActivities = proxyActivities<SweepActivities>({
     maximumAttempts: 5,
     nonRetryableErrorTypes: NON_RETRYABLE,
   },
-});
+};
+export const reportActivities = proxyActivities<SweepActivities>(REPORT_OPTIONS);
 
 export { NON_RETRYABLE };

@@ -3,8 +3,8 @@ import type { ReviewMode, EndpointConfig } from '../domain/sweep';
 import type { Outcome } from '../domain/proposal';
 import type { RetiredEndpoint } from '../domain/report';
 import { FailureType } from '../domain/ids';
-import { catalogActivities } from './activities';
-import { Rotation, modelActivities, pool } from './rotation';
+import { catalogActivities, CATALOG_OPTIONS } from './activities';
+import { Rotation, modelActivities, modelActivityOptions, pool } from './rotation';
 
 export interface ArbiterInput {
   sweepId: string;
@@ -46,11 +46,10 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
     });
   }
   setCurrentDetails(`Reviewing page ${input.pageIndex} (${input.mode} review): mechanical gate`);
-  const gate = await catalogActivities.reviewPageMechanically({
-    ledgerKey: input.ledgerKey,
-    pageIndex: input.pageIndex,
-    mode: input.mode,
-  });
+  const gate = await catalogActivities.reviewPageMechanically.executeWithOptions(
+    { ...CATALOG_OPTIONS, summary: `page ${input.pageIndex}: mechanical gate` },
+    [{ ledgerKey: input.ledgerKey, pageIndex: input.pageIndex, mode: input.mode }],
+  );
   const rotation = new Rotation(input.endpoints, [...input.retired]);
   const result: ArbiterResult = {
     approved: gate.approved,
@@ -60,24 +59,31 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
   };
   const entities = Object.keys(gate.passed).sort();
   if (input.mode === 'model' && entities.length > 0) {
-    const models = modelActivities({
+    const modelCfg = {
       endpoints: input.endpoints,
       throttleAttemptsBeforeRotation: input.throttleAttemptsBeforeRotation,
-    });
+    };
+    const models = modelActivities(modelCfg);
+    const modelOptions = modelActivityOptions(modelCfg);
     const unreviewed: Outcome[] = [];
     let done = 0;
     await pool(entities, input.modelConcurrency, async (entityId) => {
       const proposalIds = gate.passed[entityId] ?? [];
       const r = await rotation.run((endpoint, retired) =>
-        models.reviewEntityWithModel({
-          sweepId: input.sweepId,
-          ledgerKey: input.ledgerKey,
-          pageIndex: input.pageIndex,
-          entityId,
-          proposalIds,
-          endpoint,
-          retired,
-        }),
+        models.reviewEntityWithModel.executeWithOptions(
+          { ...modelOptions, summary: `review ${proposalIds.length} proposals of ${entityId} on ${endpoint.id}` },
+          [
+            {
+              sweepId: input.sweepId,
+              ledgerKey: input.ledgerKey,
+              pageIndex: input.pageIndex,
+              entityId,
+              proposalIds,
+              endpoint,
+              retired,
+            },
+          ],
+        ),
       );
       if (r.ok) {
         result.approved += r.value.approved;

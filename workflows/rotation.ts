@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { ModelActivities } from '../activities/model-activities';
 import type { EndpointConfig, SweepConfig } from '../domain/sweep';
 import type { RetiredEndpoint } from '../domain/report';
@@ -10,9 +10,11 @@ import { NON_RETRYABLE } from './activities';
  * provider's stated delay (nextRetryDelay), 5xx/timeouts/malformed output retry up to the bound,
  * BudgetExhausted/auth/bad request never retry. `throttleAttemptsBeforeRotation` bounds the attempts.
  */
-export function modelActivities(cfg: Pick<SweepConfig, 'throttleAttemptsBeforeRotation' | 'endpoints'>) {
+export function modelActivityOptions(
+  cfg: Pick<SweepConfig, 'throttleAttemptsBeforeRotation' | 'endpoints'>,
+): ActivityOptions {
   const slowest = Math.max(60_000, ...cfg.endpoints.map((e) => e.timeoutMs));
-  return proxyActivities<ModelActivities>({
+  return {
     startToCloseTimeout: slowest + 90_000,
     heartbeatTimeout: '30s',
     retry: {
@@ -22,7 +24,11 @@ export function modelActivities(cfg: Pick<SweepConfig, 'throttleAttemptsBeforeRo
       maximumAttempts: cfg.throttleAttemptsBeforeRotation,
       nonRetryableErrorTypes: NON_RETRYABLE,
     },
-  });
+  };
+}
+
+export function modelActivities(cfg: Pick<SweepConfig, 'throttleAttemptsBeforeRotation' | 'endpoints'>) {
+  return proxyActivities<ModelActivities>(modelActivityOptions(cfg));
 }
 
 export type RotationOutcome<T> =

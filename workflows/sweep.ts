@@ -18,7 +18,7 @@ import { parseSweepInput, durationMs, effectivePageSize, ReviewDecisions, type S
 import type { EntityFailure, AgentName } from '../domain/proposal';
 import type { RetiredEndpoint, SweepReport } from '../domain/report';
 import { FailureType, arbiterWorkflowId } from '../domain/ids';
-import { catalogActivities, reportActivities } from './activities';
+import { catalogActivities, reportActivities, CATALOG_OPTIONS, REPORT_OPTIONS } from './activities';
 import { arbiterWorkflow } from './arbiter';
 import {
   progressQuery,
@@ -29,7 +29,7 @@ import {
   type PendingReview,
   type ReviewUpdateInput,
 } from './messages';
-import { Rotation, modelActivities, pool } from './rotation';
+import { Rotation, modelActivities, modelActivityOptions, pool } from './rotation';
 
 /** State carried across continue-as-new: counts and ids only, never proposals or schemas. */
 export interface SweepCarry {
@@ -191,20 +191,16 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
   };
   const rotation = new Rotation(cfg.endpoints, state.retired);
   const models = modelActivities(cfg);
+  const modelOptions = modelActivityOptions(cfg);
 
   /** Model-backed agents: one activity per entity and agent, rotating endpoints; the breaker stops all calls. */
   async function runModelAgent(pageIndex: number, ids: string[], agent: AgentName): Promise<void> {
     await pool(ids, cfg.modelConcurrency, async (entityId) => {
       const r = await rotation.run((endpoint, retired) =>
-        models.modelAgentOnEntity({
-          sweepId,
-          ledgerKey: state.ledgerKey,
-          pageIndex,
-          entityId,
-          agent,
-          endpoint,
-          retired,
-        }),
+        models.modelAgentOnEntity.executeWithOptions(
+          { ...modelOptions, summary: `${agent} on ${entityId} via ${endpoint.id}` },
+          [{ sweepId, ledgerKey: state.ledgerKey, pageIndex, entityId, agent, endpoint, retired }],
+        ),
       );
       if (!r.ok) {
         addFailures([
@@ -285,11 +281,16 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     const size = Math.min(state.pageSize, state.entityCount - first);
     let ids: string[];
     try {
-      const page = await catalogActivities.loadCatalogPage({
-        ledgerKey: state.ledgerKey,
-        pageIndex,
-        pageSize: state.pageSize,
-      });
+      const page = await catalogActivities.loadCatalogPage.executeWithOptions(
+        { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: read ${size} entities` },
+        [
+          {
+            ledgerKey: state.ledgerKey,
+            pageIndex,
+            pageSize: state.pageSize,
+          },
+        ],
+      );
       ids = page.ids;
       noteFailures(page.failures.length);
     } catch (err) {
@@ -300,7 +301,10 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     const agentRuns = cfg.agents.map(async (agent: AgentName) => {
       if (cfg.agentBackend === 'model') return runModelAgent(pageIndex, ids, agent);
       try {
-        const r = await catalogActivities.runAgent({ ledgerKey: state.ledgerKey, pageIndex, ids, agent });
+        const r = await catalogActivities.runAgent.executeWithOptions(
+          { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: ${agent} on ${ids.length} entities` },
+          [{ ledgerKey: state.ledgerKey, pageIndex, ids, agent }],
+        );
         noteFailures(r.failures.length);
       } catch (err) {
         const f = failureOf(err);
@@ -325,6 +329,11 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
         ],
         parentClosePolicy: ParentClosePolicy.TERMINATE,
         staticSummary: `Arbiter for ${state.catalogName} page ${pageIndex} (${cfg.review} review)`,
+        staticDetails:
+          `Reviews the proposals of page ${pageIndex} of sweep ${sweepId}: the mechanical gate first` +
+          (cfg.review === 'model'
+            ? `, then the model on endpoints ${cfg.endpoints.map((e) => e.id).join(', ')}.`
+            : ' (the declared reviewer).'),
       });
       state.counts.approved += review.approved;
       state.counts.rejected += review.rejected;
@@ -338,13 +347,18 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     }
     if (cfg.humanReview) await humanGate(pageIndex, cfg.humanReview);
     try {
-      const w = await catalogActivities.applyApprovedRepairs({
-        ledgerKey: state.ledgerKey,
-        sweepId,
-        pageIndex,
-        overwriteHumanText: cfg.overwriteHumanText,
-        dryRun: cfg.dryRun,
-      });
+      const w = await catalogActivities.applyApprovedRepairs.executeWithOptions(
+        { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: write approved repairs${cfg.dryRun ? ' (dry run)' : ''}` },
+        [
+          {
+            ledgerKey: state.ledgerKey,
+            sweepId,
+            pageIndex,
+            overwriteHumanText: cfg.overwriteHumanText,
+            dryRun: cfg.dryRun,
+          },
+        ],
+      );
       state.counts.written += w.written;
     } catch (err) {
       const f = failureOf(err);
@@ -386,19 +400,24 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
   progress.phase = 'reporting';
   const breakerTripped = rotation.breakerTripped && (cfg.review === 'model' || cfg.agentBackend === 'model');
   progress.breakerTripped = breakerTripped;
-  const report = await reportActivities.finalizeSweep({
-    ledgerKey: state.ledgerKey,
-    sweepId,
-    mode: cfg.review,
-    dryRun: cfg.dryRun,
-    requested: state.entityCount,
-    workflowFailures: state.failures,
-    workflowFailuresDropped: state.failuresDropped,
-    retired: state.retired,
-    breakerTripped,
-    executions: state.execution,
-    extraPartialReasons: [],
-  });
+  const report = await reportActivities.finalizeSweep.executeWithOptions(
+    { ...REPORT_OPTIONS, summary: 'build the sweep report' },
+    [
+      {
+        ledgerKey: state.ledgerKey,
+        sweepId,
+        mode: cfg.review,
+        dryRun: cfg.dryRun,
+        requested: state.entityCount,
+        workflowFailures: state.failures,
+        workflowFailuresDropped: state.failuresDropped,
+        retired: state.retired,
+        breakerTripped,
+        executions: state.execution,
+        extraPartialReasons: [],
+      },
+    ],
+  );
   upsertSearchAttributes([{ key: SA_KEYS.partial, value: report.partial }]);
   upsertMemo({
     summary: {
