@@ -1,5 +1,5 @@
 import type { ReportProposal, SweepReport } from '../domain/report';
-import { KINDS, KIND_LABEL, changeSummary, pct, reportHeadline } from './render';
+import { KINDS, KIND_LABEL, changeSummary, coverageRows, pct, reportHeadline } from './render';
 
 /** Proposals listed per outcome; the JSON report has them all. */
 const MAX_LISTED = 200;
@@ -198,21 +198,7 @@ export function renderReportHtml(r: SweepReport, opts: { uiLink?: string } = {})
     ),
     r.partial ? '<p><em>Totals of a partial run: what was not processed is not counted.</em></p>' : '',
     '<h2>Coverage and PII governance</h2>',
-    table(
-      ['measure', 'before', 'after'],
-      [
-        [
-          'Description coverage (tables and columns)',
-          `${pct(r.coverage.descriptionsBefore)} (${r.coverage.describedBefore} of ${r.coverage.describable})`,
-          `${pct(r.coverage.descriptionsAfter)} (${r.coverage.describedAfter} of ${r.coverage.describable})`,
-        ],
-        [
-          'PII-looking columns tagged',
-          `${r.piiGovernance.taggedBefore} of ${r.piiGovernance.piiLooking}`,
-          `${r.piiGovernance.tagged} of ${r.piiGovernance.piiLooking} (${pct(r.piiGovernance.ratio)})`,
-        ],
-      ],
-    ),
+    table(['measure', 'before', 'after'], coverageRows(r)),
     `<div class="charts"><div class="chart"><strong>Outcomes per kind</strong> (approved / rejected / not reviewed)<br>${outcomesChart(
       r,
     )}</div><div class="chart"><strong>Coverage before → after</strong><br>${coverageChart(r)}</div></div>`,

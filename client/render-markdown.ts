@@ -1,5 +1,5 @@
 import type { ReportProposal, SweepReport } from '../domain/report';
-import { KINDS, KIND_LABEL, changeSummary, pct, reportHeadline } from './render';
+import { KINDS, KIND_LABEL, changeSummary, coverageRows, reportHeadline } from './render';
 
 /** Proposals listed per outcome; the JSON report has them all. */
 const MAX_LISTED = 50;
@@ -106,24 +106,7 @@ export function renderReportMarkdown(r: SweepReport, opts: { uiLink?: string } =
   out.push('');
 
   out.push('## Coverage and PII governance', '');
-  out.push(
-    ...table(
-      ['measure', 'before', 'after'],
-      [
-        [
-          'Description coverage (tables and columns)',
-          `${pct(r.coverage.descriptionsBefore)} (${r.coverage.describedBefore} of ${r.coverage.describable})`,
-          `${pct(r.coverage.descriptionsAfter)} (${r.coverage.describedAfter} of ${r.coverage.describable})`,
-        ],
-        [
-          'PII-looking columns tagged',
-          `${r.piiGovernance.taggedBefore} of ${r.piiGovernance.piiLooking}`,
-          `${r.piiGovernance.tagged} of ${r.piiGovernance.piiLooking} (${pct(r.piiGovernance.ratio)})`,
-        ],
-      ],
-    ),
-    '',
-  );
+  out.push(...table(['measure', 'before', 'after'], coverageRows(r)), '');
 
   const failureCount = r.failures.length + r.failuresTruncated;
   out.push(`## Failures (${failureCount})`, '');

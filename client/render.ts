@@ -11,6 +11,22 @@ export const KIND_LABEL: Record<(typeof KINDS)[number], string> = {
 };
 
 /** First line of every rendering: a partial run says PARTIAL before anything else. */
+/** The before/after rows of the business outcome: description coverage and PII governance. */
+export function coverageRows(r: SweepReport): string[][] {
+  return [
+    [
+      'Description coverage (tables and columns)',
+      `${pct(r.coverage.descriptionsBefore)} (${r.coverage.describedBefore} of ${r.coverage.describable})`,
+      `${pct(r.coverage.descriptionsAfter)} (${r.coverage.describedAfter} of ${r.coverage.describable})`,
+    ],
+    [
+      'PII-looking columns tagged',
+      `${r.piiGovernance.taggedBefore} of ${r.piiGovernance.piiLooking}`,
+      `${r.piiGovernance.tagged} of ${r.piiGovernance.piiLooking} (${pct(r.piiGovernance.ratio)})`,
+    ],
+  ];
+}
+
 export function reportHeadline(r: SweepReport): string {
   return `${r.partial ? `PARTIAL SWEEP — ${r.partialReasons.length} reason(s)` : 'COMPLETE SWEEP'}: ${r.sweepId}`;
 }
