@@ -207,7 +207,7 @@ export class FileCatalogStore implements CatalogStore {
     try {
       // A large catalog costs a full rewrite per commit: wait a moment so concurrent pages share one.
       const entities = cache.get(this.file)?.rawEntities.length ?? 0;
-      if (entities > 2000) await new Promise((r) => setTimeout(r, Math.min(1000, entities / 10)));
+      if (entities > 2000) await new Promise((r) => setTimeout(r, Math.min(250, entities / 40)));
       while (q.waiting.length > 0) {
         const batch = q.waiting.splice(0, q.waiting.length);
         try {

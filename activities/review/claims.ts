@@ -325,25 +325,18 @@ interface Evidence {
   ctx: CatalogContext;
 }
 
-// Evidence depends only on the entity's structure and the catalog's ids; a sweep asks for it once per
-// proposal, so it is built once per (entity, context, column).
-const evidenceCache = new WeakMap<CatalogEntity, { ctx: CatalogContext; byColumn: Map<string, Evidence> }>();
+// An entity's evidence depends only on its structure and the catalog's ids, and a sweep asks for it once per
+// proposal: it is built once per (entity, context). A column's additions are cheap and not kept, so memory
+// stays flat on large catalogs.
+const evidenceCache = new WeakMap<CatalogEntity, { ctx: CatalogContext; base: Evidence }>();
 
 function buildEvidence(entity: CatalogEntity, ctx: CatalogContext, columnName: string | undefined): Evidence {
   let slot = evidenceCache.get(entity);
   if (!slot || slot.ctx !== ctx) {
-    slot = { ctx, byColumn: new Map() };
+    slot = { ctx, base: computeEvidence(entity, ctx, undefined) };
     evidenceCache.set(entity, slot);
   }
-  const key = columnName ?? '\u0000table';
-  let ev = slot.byColumn.get(key);
-  if (!ev) {
-    const base = slot.byColumn.get('\u0000table') ?? computeEvidence(entity, ctx, undefined);
-    slot.byColumn.set('\u0000table', base);
-    ev = columnName === undefined ? base : withColumn(base, columnName);
-    slot.byColumn.set(key, ev);
-  }
-  return ev;
+  return columnName === undefined ? slot.base : withColumn(slot.base, columnName);
 }
 
 /** The entity's evidence plus what one column's own name establishes. */
