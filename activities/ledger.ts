@@ -12,7 +12,6 @@ export interface SweepMeta {
   catalogName: string;
   auditFile: string;
   startedAt: string;
-  before: CatalogStats;
 }
 
 export interface CatalogStats {
@@ -102,6 +101,14 @@ export class SweepLedger {
   }
   async writes(n: number): Promise<PageWrites | undefined> {
     return readJson<PageWrites>(this.page(n, 'writes.json'));
+  }
+
+  /** Coverage figures of one page's entities, before the page's writes and after them. */
+  writeStats(n: number, when: 'before' | 'after', stats: CatalogStats): Promise<void> {
+    return writeFileAtomic(this.page(n, `stats-${when}.json`), JSON.stringify(stats));
+  }
+  stats(n: number, when: 'before' | 'after'): Promise<CatalogStats | undefined> {
+    return readJson<CatalogStats>(this.page(n, `stats-${when}.json`));
   }
 
   writeFailures(n: number, stage: string, failures: EntityFailure[]): Promise<void> {

@@ -92,7 +92,7 @@ export function createSweepActivities(deps: ActivityDeps) {
   }
 
   return {
-    /** Resolve and open the catalog, record the sweep's starting figures. Raises InvalidCatalog (non-retryable). */
+    /** Resolve and open the catalog and start the sweep's ledger. Raises InvalidCatalog (non-retryable). */
     async openCatalog(input: {
       sweepId: string;
       ledgerKey: string;
@@ -103,7 +103,6 @@ export function createSweepActivities(deps: ActivityDeps) {
         const file = await resolveCatalogFile(input.catalog, deps.stateDir);
         const store = new FileCatalogStore(file);
         const snap = await store.snapshot();
-        const all = await store.allEntities();
         await ledger.writeMeta({
           sweepId: input.sweepId,
           ledgerKey: input.ledgerKey,
@@ -112,7 +111,6 @@ export function createSweepActivities(deps: ActivityDeps) {
           catalogName: snap.name,
           auditFile: auditFileFor(deps.stateDir, file, snap.name),
           startedAt: new Date().toISOString(),
-          before: catalogStats(all.entities),
         });
         return { catalogName: snap.name, entityCount: snap.ids.length };
       } catch (e) {
@@ -139,6 +137,9 @@ export function createSweepActivities(deps: ActivityDeps) {
         message: i.message,
       }));
       await ledger.writeFailures(input.pageIndex, 'load', failures);
+      // Coverage before the sweep, page by page: each entity belongs to one page and only that page's write
+      // touches it, so the sums are the catalog's figures without a pass over the whole catalog.
+      await ledger.writeStats(input.pageIndex, 'before', catalogStats(entities));
       return { ids: entities.map((e) => e.id), failures };
     },
 
@@ -258,13 +259,20 @@ export function createSweepActivities(deps: ActivityDeps) {
       ledgerKey: string;
       sweepId: string;
       pageIndex: number;
+      /** The page's entity ids: their figures after the write go to the ledger. */
+      ids: string[];
       overwriteHumanText: boolean;
       dryRun: boolean;
     }): Promise<{ written: number; already: number; keptHuman: number }> {
       const ledger = ledgerFor(input.ledgerKey);
-      const done = await ledger.writes(input.pageIndex);
-      if (done) return { written: done.written.length, already: done.already.length, keptHuman: done.keptHuman.length };
       const { meta, store } = await storeFor(ledger);
+      const recordAfter = async () =>
+        ledger.writeStats(input.pageIndex, 'after', catalogStats((await store.getEntities(input.ids)).entities));
+      const done = await ledger.writes(input.pageIndex);
+      if (done) {
+        await recordAfter();
+        return { written: done.written.length, already: done.already.length, keptHuman: done.keptHuman.length };
+      }
       const audit = new AuditLog(meta.auditFile);
       const proposals = await ledger.proposals(input.pageIndex);
       const outcomes = new Map((await ledger.outcomes(input.pageIndex)).map((o) => [o.proposalId, o]));
@@ -291,6 +299,7 @@ export function createSweepActivities(deps: ActivityDeps) {
         for (const p of approved) w.notes[p.id] = 'dry run: not written';
         await audit.append(decisions);
         await ledger.writeWrites(input.pageIndex, w);
+        await recordAfter();
         return { written: 0, already: 0, keptHuman: 0 };
       }
       const applied = await audit.applied();
@@ -337,6 +346,7 @@ export function createSweepActivities(deps: ActivityDeps) {
       // change already in the catalog ('already') and writes nothing twice.
       await audit.append([...decisions, ...writes]);
       await ledger.writeWrites(input.pageIndex, w);
+      await recordAfter();
       if (w.written.length)
         log.info('repairs written', { sweepId: input.sweepId, page: input.pageIndex, written: w.written.length });
       return { written: w.written.length, already: w.already.length, keptHuman: w.keptHuman.length };
@@ -358,7 +368,7 @@ export function createSweepActivities(deps: ActivityDeps) {
       maxProposalsInReport?: number;
     }): Promise<SweepReport> {
       const ledger = ledgerFor(input.ledgerKey);
-      const { meta, store } = await storeFor(ledger);
+      const { meta } = await storeFor(ledger);
       const byKind = emptyKinds();
       const outcomesCount = { approved: 0, rejected: 0, not_reviewed: 0 };
       const failures: EntityFailure[] = [...input.workflowFailures];
@@ -370,8 +380,21 @@ export function createSweepActivities(deps: ActivityDeps) {
       const limit = input.maxProposalsInReport ?? 1000;
       const allProposals: ReportProposal[] = [];
       const fs = await import('node:fs/promises');
+      const before: CatalogStats = { describable: 0, described: 0, piiLooking: 0, tagged: 0 };
+      const after: CatalogStats = { describable: 0, described: 0, piiLooking: 0, tagged: 0 };
+      const add = (to: CatalogStats, s: CatalogStats | undefined) => {
+        if (!s) return;
+        to.describable += s.describable;
+        to.described += s.described;
+        to.piiLooking += s.piiLooking;
+        to.tagged += s.tagged;
+      };
       for (const n of await ledger.pageNumbers()) {
         Context.current().heartbeat(n);
+        const pageBefore = await ledger.stats(n, 'before');
+        add(before, pageBefore);
+        // A page whose write never ran still holds what it held before.
+        add(after, (await ledger.stats(n, 'after')) ?? pageBefore);
         const dir = path.join(ledger.dir, 'pages', String(n).padStart(6, '0'));
         for (const f of (await fs.readdir(dir)).filter((x) => x.startsWith('failures-'))) {
           failures.push(...(JSON.parse(await fs.readFile(path.join(dir, f), 'utf8')) as EntityFailure[]));
@@ -408,7 +431,6 @@ export function createSweepActivities(deps: ActivityDeps) {
           }
         }
       }
-      const after = catalogStats((await store.allEntities()).entities);
       const failedEntities = new Set(failures.map((f) => f.entity));
       const processed = Math.max(0, input.requested - failedEntities.size);
       const partialReasons: string[] = [...input.extraPartialReasons];
@@ -441,9 +463,9 @@ export function createSweepActivities(deps: ActivityDeps) {
         alreadyApplied: already,
         keptHumanText: keptHuman,
         coverage: {
-          descriptionsBefore: ratio(meta.before.described, meta.before.describable),
+          descriptionsBefore: ratio(before.described, before.describable),
           descriptionsAfter: ratio(after.described, after.describable),
-          describedBefore: meta.before.described,
+          describedBefore: before.described,
           describedAfter: after.described,
           describable: after.describable,
         },
@@ -451,7 +473,7 @@ export function createSweepActivities(deps: ActivityDeps) {
           tagged: after.tagged,
           piiLooking: after.piiLooking,
           ratio: ratio(after.tagged, after.piiLooking),
-          taggedBefore: meta.before.tagged,
+          taggedBefore: before.tagged,
         },
         failures: failures.slice(0, 500),
         failuresTruncated: Math.max(0, failures.length - 500) + input.workflowFailuresDropped,

@@ -354,6 +354,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
             ledgerKey: state.ledgerKey,
             sweepId,
             pageIndex,
+            ids,
             overwriteHumanText: cfg.overwriteHumanText,
             dryRun: cfg.dryRun,
           },
