@@ -113,11 +113,20 @@ export function createModelActivities(deps: { stateDir: string; env?: NodeJS.Pro
   const pacer = new Pacer();
   const env = deps.env ?? process.env;
 
-  async function open(ledgerKey: string) {
+  /** The sweep's ledger and catalog, and the one entity a model call is about (EntityInvalid if unreadable). */
+  async function open(ledgerKey: string, entityId: string) {
     const ledger = new SweepLedger(deps.stateDir, ledgerKey);
     const meta = await ledger.meta();
     const store = new FileCatalogStore(meta.catalogFile);
-    return { ledger, meta, store, ctx: await catalogContext(store) };
+    const entity = (await store.getEntities([entityId])).entities[0];
+    if (!entity) {
+      throw ApplicationFailure.create({
+        type: FailureType.EntityInvalid,
+        nonRetryable: true,
+        message: `entity ${entityId} not readable`,
+      });
+    }
+    return { ledger, meta, ctx: await catalogContext(store), entity };
   }
 
   return {
@@ -135,15 +144,7 @@ export function createModelActivities(deps: { stateDir: string; env?: NodeJS.Pro
       retired: string[];
     }): Promise<{ proposals: number }> {
       refuseIfExhausted(input.sweepId, input.endpoint, input.retired);
-      const { ledger, meta, store, ctx } = await open(input.ledgerKey);
-      const { entities } = await store.getEntities([input.entityId]);
-      const entity = entities[0];
-      if (!entity)
-        throw ApplicationFailure.create({
-          type: FailureType.EntityInvalid,
-          nonRetryable: true,
-          message: `entity ${input.entityId} not readable`,
-        });
+      const { ledger, meta, ctx, entity } = await open(input.ledgerKey, input.entityId);
       const changes = await withProviderErrors(input.sweepId, input.endpoint, input.retired, (signal) =>
         proposeWithModel(input.agent, entity, ctx, {
           endpoint: input.endpoint,
@@ -177,17 +178,9 @@ export function createModelActivities(deps: { stateDir: string; env?: NodeJS.Pro
       retired: string[];
     }): Promise<{ approved: number; rejected: number }> {
       refuseIfExhausted(input.sweepId, input.endpoint, input.retired);
-      const { ledger, store, ctx } = await open(input.ledgerKey);
+      const { ledger, ctx, entity } = await open(input.ledgerKey, input.entityId);
       const wanted = new Set(input.proposalIds);
       const proposals = (await ledger.proposals(input.pageIndex)).filter((p) => wanted.has(p.id));
-      const { entities } = await store.getEntities([input.entityId]);
-      const entity = entities[0];
-      if (!entity)
-        throw ApplicationFailure.create({
-          type: FailureType.EntityInvalid,
-          nonRetryable: true,
-          message: `entity ${input.entityId} not readable`,
-        });
       const outcomes = await withProviderErrors(input.sweepId, input.endpoint, input.retired, (signal) =>
         reviewWithModel({
           entity,
