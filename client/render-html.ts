@@ -1,5 +1,14 @@
 import type { ReportProposal, SweepReport } from '../domain/report';
-import { KINDS, KIND_LABEL, changeSummary, coverageRows, pct, reportHeadline } from './render';
+import {
+  KINDS,
+  KIND_LABEL,
+  changeSummary,
+  coverageRows,
+  RETIRED_HEADER,
+  retiredRows,
+  pct,
+  reportHeadline,
+} from './render';
 
 /** Proposals listed per outcome; the JSON report has them all. */
 const MAX_LISTED = 200;
@@ -214,19 +223,7 @@ export function renderReportHtml(r: SweepReport, opts: { uiLink?: string } = {})
       ? '<p>None.</p>'
       : (r.endpoints.breakerTripped
           ? '<p><strong>Breaker tripped</strong>: every endpoint was spent, so no further model call was made.</p>'
-          : '') +
-        table(
-          ['endpoint', 'reason', 'status', 'window', 'resets at', 'provider said', 'retired at'],
-          r.endpoints.retired.map((e) => [
-            e.endpointId,
-            e.reason,
-            e.status,
-            e.window,
-            e.resetAt,
-            e.providerMessage,
-            e.retiredAt,
-          ]),
-        ),
+          : '') + table(RETIRED_HEADER, retiredRows(r)),
     '<h2>Proposals</h2>',
     r.proposals.length === 0 ? '<p>None.</p>' : '',
     proposalSection(

@@ -1,5 +1,5 @@
 import type { ReportProposal, SweepReport } from '../domain/report';
-import { KINDS, KIND_LABEL, changeSummary, coverageRows, reportHeadline } from './render';
+import { KINDS, KIND_LABEL, changeSummary, coverageRows, RETIRED_HEADER, retiredRows, reportHeadline } from './render';
 
 /** Proposals listed per outcome; the JSON report has them all. */
 const MAX_LISTED = 50;
@@ -127,21 +127,7 @@ export function renderReportMarkdown(r: SweepReport, opts: { uiLink?: string } =
   else {
     if (r.endpoints.breakerTripped)
       out.push('**Breaker tripped**: every endpoint was spent, so no further model call was made.', '');
-    out.push(
-      ...table(
-        ['endpoint', 'reason', 'status', 'window', 'resets at', 'provider said', 'retired at'],
-        r.endpoints.retired.map((e) => [
-          e.endpointId,
-          e.reason,
-          e.status,
-          e.window,
-          e.resetAt,
-          e.providerMessage,
-          e.retiredAt,
-        ]),
-      ),
-      '',
-    );
+    out.push(...table(RETIRED_HEADER, retiredRows(r)), '');
   }
 
   out.push('## Proposals', '');

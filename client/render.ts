@@ -27,6 +27,21 @@ export function coverageRows(r: SweepReport): string[][] {
   ];
 }
 
+export const RETIRED_HEADER = ['endpoint', 'reason', 'status', 'window', 'resets at', 'provider said', 'retired at'];
+
+/** One row per retired endpoint, with the provider's own words. */
+export function retiredRows(r: SweepReport): (string | number | null)[][] {
+  return r.endpoints.retired.map((e) => [
+    e.endpointId,
+    e.reason,
+    e.status,
+    e.window,
+    e.resetAt,
+    e.providerMessage,
+    e.retiredAt,
+  ]);
+}
+
 export function reportHeadline(r: SweepReport): string {
   return `${r.partial ? `PARTIAL SWEEP — ${r.partialReasons.length} reason(s)` : 'COMPLETE SWEEP'}: ${r.sweepId}`;
 }
