@@ -10,7 +10,8 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { createArgusWorker } from '../../worker/create-worker';
-import { testAddress, TEST_NAMESPACE } from './temporal-env';
+import type { Client, Connection } from '@temporalio/client';
+import { connectTestClient, testAddress, uniqueId, TEST_NAMESPACE } from './temporal-env';
 import type { CatalogFile } from '../../domain/catalog';
 
 let runtimeInstalled = false;
@@ -86,4 +87,37 @@ export function readCatalog(file: string): CatalogFile {
 
 export function writeCatalog(file: string, c: unknown): void {
   writeFileSync(file, JSON.stringify(c, null, 2));
+}
+
+/**
+ * The usual setup of a workflow test file: before all tests, a client and a real worker on a task queue of its
+ * own (with a fresh state folder); after them, both closed. Read `client` and `tw` inside tests and hooks.
+ */
+export function useArgusWorker(
+  prefix: string,
+  env?: NodeJS.ProcessEnv,
+): { readonly client: Client; readonly tw: TestWorker } {
+  let client: Client | undefined;
+  let connection: Connection | undefined;
+  let tw: TestWorker | undefined;
+  beforeAll(async () => {
+    ({ client, connection } = await connectTestClient());
+    tw = await startTestWorker(await bundleOnce(), uniqueId(prefix), env);
+  });
+  afterAll(async () => {
+    await tw?.stop();
+    await connection?.close();
+  });
+  const ready = <T>(v: T | undefined, what: string): T => {
+    if (v === undefined) throw new Error(`${what} is used before beforeAll ran`);
+    return v;
+  };
+  return {
+    get client() {
+      return ready(client, 'client');
+    },
+    get tw() {
+      return ready(tw, 'test worker');
+    },
+  };
 }

@@ -1,33 +1,14 @@
 import * as path from 'node:path';
-import { WorkflowUpdateFailedError, type Client, type Connection } from '@temporalio/client';
-import { connectTestClient, uniqueId } from '../support/temporal-env';
-import {
-  bundleOnce,
-  startTestWorker,
-  copyCatalog,
-  readCatalog,
-  writeCatalog,
-  DEMO_CATALOG,
-  type TestWorker,
-} from '../support/argus-worker';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { uniqueId } from '../support/temporal-env';
+import { useArgusWorker, copyCatalog, readCatalog, writeCatalog, DEMO_CATALOG } from '../support/argus-worker';
 import type { SweepReport } from '../../domain/report';
 import type { PendingReview, ReviewUpdateResult } from '../../workflows/messages';
 
-let client: Client;
-let connection: Connection;
-let tw: TestWorker;
-
-beforeAll(async () => {
-  ({ client, connection } = await connectTestClient());
-  tw = await startTestWorker(await bundleOnce(), uniqueId('tq-human'));
-});
-afterAll(async () => {
-  await tw?.stop();
-  await connection?.close();
-});
+const w = useArgusWorker('tq-human');
 
 function smallCatalog(name: string, n = 3): string {
-  const file = copyCatalog(DEMO_CATALOG, path.join(tw.stateDir, 'human', name));
+  const file = copyCatalog(DEMO_CATALOG, path.join(w.tw.stateDir, 'human', name));
   const c = readCatalog(file);
   c.entities = c.entities
     .filter((e) => e.id === 'raw.customers' || e.id === 'raw.employees' || e.id === 'raw.regions')
@@ -37,7 +18,7 @@ function smallCatalog(name: string, n = 3): string {
 }
 
 async function waitForPending(id: string): Promise<PendingReview[]> {
-  const h = client.workflow.getHandle(id);
+  const h = w.client.workflow.getHandle(id);
   for (let i = 0; i < 100; i++) {
     const p = await h.query<PendingReview[]>('pendingReviews');
     if (p.length > 0) return p;
@@ -57,8 +38,8 @@ const decision = (proposalId: string, d: string, extra: Record<string, unknown> 
 test('PII tags wait for a person; only proposals approved by the Arbiter and the person are written', async () => {
   const file = smallCatalog('gate');
   const id = uniqueId('sweep/human');
-  const h = await client.workflow.start('sweepWorkflow', {
-    taskQueue: tw.taskQueue,
+  const h = await w.client.workflow.start('sweepWorkflow', {
+    taskQueue: w.tw.taskQueue,
     workflowId: id,
     args: [{ catalog: { kind: 'file', path: file }, humanReview: { kinds: ['pii_tag'], deadline: '10m' } }],
   });
@@ -119,8 +100,8 @@ test('PII tags wait for a person; only proposals approved by the Arbiter and the
 test('undecided proposals expire at the deadline as not reviewed and are not written', async () => {
   const file = smallCatalog('expire', 1);
   const id = uniqueId('sweep/human-expire');
-  const h = await client.workflow.start('sweepWorkflow', {
-    taskQueue: tw.taskQueue,
+  const h = await w.client.workflow.start('sweepWorkflow', {
+    taskQueue: w.tw.taskQueue,
     workflowId: id,
     args: [{ catalog: { kind: 'file', path: file }, humanReview: { kinds: ['pii_tag'], deadline: '3s' } }],
   });

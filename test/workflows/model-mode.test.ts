@@ -1,45 +1,27 @@
 import * as path from 'node:path';
 import { readFileSync, readdirSync } from 'node:fs';
-import type { Client, Connection } from '@temporalio/client';
-import { connectTestClient, uniqueId } from '../support/temporal-env';
-import {
-  bundleOnce,
-  startTestWorker,
-  copyCatalog,
-  readCatalog,
-  writeCatalog,
-  DEMO_CATALOG,
-  type TestWorker,
-} from '../support/argus-worker';
+import { uniqueId } from '../support/temporal-env';
+import { useArgusWorker, copyCatalog, readCatalog, writeCatalog, DEMO_CATALOG } from '../support/argus-worker';
 import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
 import type { SweepReport } from '../../domain/report';
 import type { SweepInput, EndpointConfig } from '../../domain/sweep';
 import type { AuditEntry } from '../../activities/audit-log';
 
 // Model-mode regressions from the seed story, on a real dev server against a real loopback HTTP provider.
-let client: Client;
-let connection: Connection;
-let tw: TestWorker;
 let fp: FakeProvider;
 const KEY_ENV = 'ARGUS_TEST_FAKE_KEY';
+const w = useArgusWorker('tq-model', { ...process.env, [KEY_ENV]: 'sk-test-not-a-real-key-123456' });
 
 beforeAll(async () => {
   fp = await startFakeProvider({ port: 0 });
-  ({ client, connection } = await connectTestClient());
-  tw = await startTestWorker(await bundleOnce(), uniqueId('tq-model'), {
-    ...process.env,
-    [KEY_ENV]: 'sk-test-not-a-real-key-123456',
-  });
 });
 afterAll(async () => {
-  await tw?.stop();
-  await connection?.close();
   await fp?.close();
 });
 
 /** A small catalog: the first `n` demo entities, lineage to the rest left as it is. */
 function smallCatalog(name: string, n = 8): string {
-  const file = copyCatalog(DEMO_CATALOG, path.join(tw.stateDir, 'model', name));
+  const file = copyCatalog(DEMO_CATALOG, path.join(w.tw.stateDir, 'model', name));
   const c = readCatalog(file);
   c.entities = c.entities.slice(0, n);
   writeCatalog(file, c);
@@ -62,15 +44,15 @@ function endpoint(id: string, scenario: string, reviewer = 'correct'): EndpointC
 const stats = (scenario: string, reviewer = 'correct') => fp.stats()[`/s/${scenario}/r/${reviewer}`];
 
 async function sweep(input: SweepInput): Promise<SweepReport> {
-  return client.workflow.execute('sweepWorkflow', {
-    taskQueue: tw.taskQueue,
+  return w.client.workflow.execute('sweepWorkflow', {
+    taskQueue: w.tw.taskQueue,
     workflowId: uniqueId('sweep/model'),
     args: [input],
   }) as Promise<SweepReport>;
 }
 
 function writesOf(sweepId: string): AuditEntry[] {
-  const dir = path.join(tw.stateDir, 'audit');
+  const dir = path.join(w.tw.stateDir, 'audit');
   return readdirSync(dir)
     .flatMap((f) => readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean))
     .map((l) => JSON.parse(l) as AuditEntry)
@@ -218,8 +200,8 @@ test('model-backed agents that lose their model leave entities unprocessed and t
 
 test('no API key ever reaches Temporal: not in the history, not in the report', async () => {
   const id = uniqueId('sweep/model-secrets');
-  const h = await client.workflow.start('sweepWorkflow', {
-    taskQueue: tw.taskQueue,
+  const h = await w.client.workflow.start('sweepWorkflow', {
+    taskQueue: w.tw.taskQueue,
     workflowId: id,
     args: [
       {

@@ -1,36 +1,24 @@
 import * as path from 'node:path';
 import { writeFileSync, mkdirSync } from 'node:fs';
-import type { Client, Connection } from '@temporalio/client';
-import { connectTestClient, uniqueId } from '../support/temporal-env';
-import { bundleOnce, startTestWorker, type TestWorker } from '../support/argus-worker';
+import { uniqueId } from '../support/temporal-env';
+import { useArgusWorker } from '../support/argus-worker';
 import { generateCatalog } from '../../catalog/generate';
 import { sweepHistoryStats } from '../../client/history-stats';
 import type { SweepReport } from '../../domain/report';
 
-let client: Client;
-let connection: Connection;
-let tw: TestWorker;
-
-beforeAll(async () => {
-  ({ client, connection } = await connectTestClient());
-  tw = await startTestWorker(await bundleOnce(), uniqueId('tq-scale'));
-});
-afterAll(async () => {
-  await tw?.stop();
-  await connection?.close();
-});
+const w = useArgusWorker('tq-scale');
 
 test('a generated catalog goes through children and continue-as-new; no execution nears 10,240 events', async () => {
   const entities = 900;
   const pageSize = 25;
   const pagesPerRun = 12;
-  const dir = path.join(tw.stateDir, 'gen');
+  const dir = path.join(w.tw.stateDir, 'gen');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'generated.json');
   writeFileSync(file, JSON.stringify(generateCatalog({ entities, seed: 7, name: 'generated' })));
   const id = uniqueId('sweep/generated');
-  const handle = await client.workflow.start('sweepWorkflow', {
-    taskQueue: tw.taskQueue,
+  const handle = await w.client.workflow.start('sweepWorkflow', {
+    taskQueue: w.tw.taskQueue,
     workflowId: id,
     args: [{ catalog: { kind: 'file', path: file }, pageSize, pagesPerRun, concurrency: 4 }],
   });
@@ -38,7 +26,7 @@ test('a generated catalog goes through children and continue-as-new; no executio
   const pages = Math.ceil(entities / pageSize);
   expect(report.entities.requested).toBe(entities);
   expect(report.executions).toBe(Math.ceil(pages / pagesPerRun));
-  const stats = await sweepHistoryStats(client, id, handle.firstExecutionRunId, pages);
+  const stats = await sweepHistoryStats(w.client, id, handle.firstExecutionRunId, pages);
   expect(stats.sweepRuns.length).toBe(Math.ceil(pages / pagesPerRun));
   // Events per page in the parent are bounded, so a run of `pagesPerRun` pages stays far under the ceiling;
   // the bench checks the same at 10,000 entities with the default settings.

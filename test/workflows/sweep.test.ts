@@ -1,50 +1,27 @@
 import * as path from 'node:path';
 import { readFileSync, readdirSync } from 'node:fs';
-import { WorkflowFailedError, type Client, type Connection } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { connectTestClient, uniqueId } from '../support/temporal-env';
-import {
-  bundleOnce,
-  startTestWorker,
-  copyCatalog,
-  readCatalog,
-  writeCatalog,
-  DEMO_CATALOG,
-  type TestWorker,
-} from '../support/argus-worker';
+import { uniqueId } from '../support/temporal-env';
+import { useArgusWorker, copyCatalog, readCatalog, writeCatalog, DEMO_CATALOG } from '../support/argus-worker';
 import { FailureType } from '../../domain/ids';
 import type { SweepReport } from '../../domain/report';
 import type { SweepInput } from '../../domain/sweep';
 import type { AuditEntry } from '../../activities/audit-log';
 import { undoSweep } from '../../activities/undo';
 
-let bundle: WorkflowBundleWithSourceMap;
-let client: Client;
-let connection: Connection;
-let tw: TestWorker;
-
-beforeAll(async () => {
-  bundle = await bundleOnce();
-  ({ client, connection } = await connectTestClient());
-  tw = await startTestWorker(bundle, uniqueId('tq-sweep'));
-});
-
-afterAll(async () => {
-  await tw?.stop();
-  await connection?.close();
-});
+const w = useArgusWorker('tq-sweep');
 
 async function sweep(input: SweepInput, id = uniqueId('sweep/test')): Promise<SweepReport> {
-  return client.workflow.execute('sweepWorkflow', {
-    taskQueue: tw.taskQueue,
+  return w.client.workflow.execute('sweepWorkflow', {
+    taskQueue: w.tw.taskQueue,
     workflowId: id,
     args: [input],
   }) as Promise<SweepReport>;
 }
 
 function catalogCopy(name: string): string {
-  return copyCatalog(DEMO_CATALOG, path.join(tw.stateDir, 'copies', name));
+  return copyCatalog(DEMO_CATALOG, path.join(w.tw.stateDir, 'copies', name));
 }
 
 function audit(report: SweepReport, stateDir: string): AuditEntry[] {
@@ -143,7 +120,7 @@ describe('sweepWorkflow on the demo catalog (mechanical review)', () => {
 
   test('rejected proposals are never written', () => {
     const rejected = report.proposals.filter((p) => p.outcome === 'rejected');
-    const entries = audit(report, tw.stateDir);
+    const entries = audit(report, w.tw.stateDir);
     const writtenIds = new Set(entries.filter((e) => e.type === 'write').map((e) => e.proposalId));
     for (const p of rejected)
       expect({ id: p.id, written: writtenIds.has(p.id) || p.written }).toEqual({ id: p.id, written: false });
@@ -156,7 +133,7 @@ describe('sweepWorkflow on the demo catalog (mechanical review)', () => {
   test('a second sweep writes nothing again and each proposal is written once', async () => {
     const second = await sweep({ catalog: { kind: 'file', path: file } });
     expect(second.written).toBe(0);
-    const writes = [...audit(report, tw.stateDir), ...audit(second, tw.stateDir)].filter((e) => e.type === 'write');
+    const writes = [...audit(report, w.tw.stateDir), ...audit(second, w.tw.stateDir)].filter((e) => e.type === 'write');
     const ids = writes.map((e) => e.proposalId);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.length).toBe(report.written);
@@ -166,9 +143,9 @@ describe('sweepWorkflow on the demo catalog (mechanical review)', () => {
 describe('sweepWorkflow input and failures', () => {
   test('invalid input fails at once, non-retryable, naming the fields', async () => {
     const id = uniqueId('sweep/bad');
-    const err = await client.workflow
+    const err = await w.client.workflow
       .execute('sweepWorkflow', {
-        taskQueue: tw.taskQueue,
+        taskQueue: w.tw.taskQueue,
         workflowId: id,
         args: [{ catalog: { kind: 'nope' }, pageSize: 0, colour: 'red' }],
       })
@@ -182,7 +159,7 @@ describe('sweepWorkflow input and failures', () => {
     expect(af.message).toMatch(/catalog/);
     expect(af.message).toMatch(/pageSize/);
     expect(af.message).toMatch(/colour/);
-    const hist = await client.workflow.getHandle(id).fetchHistory();
+    const hist = await w.client.workflow.getHandle(id).fetchHistory();
     const tasksFailed = (hist.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
     expect(tasksFailed).toBe(0);
   });
@@ -222,7 +199,7 @@ describe('sweepWorkflow input and failures', () => {
     const original = readCatalog(file);
     const r = await sweep({ catalog: { kind: 'file', path: file } });
     expect(r.written).toBeGreaterThan(0);
-    const res = await undoSweep(tw.stateDir, r.sweepId);
+    const res = await undoSweep(w.tw.stateDir, r.sweepId);
     expect(res[0]?.undone).toBe(r.written);
     expect(res[0]?.conflicts).toEqual([]);
     const restored = readCatalog(file);
@@ -234,7 +211,7 @@ describe('sweepWorkflow input and failures', () => {
         cols: e.columns.map((x) => ({ n: x.name, d: x.description ?? null, t: (x.tags ?? []).map((t) => t.category) })),
       }));
     expect(norm(restored)).toEqual(norm(original));
-    const again = await undoSweep(tw.stateDir, r.sweepId);
+    const again = await undoSweep(w.tw.stateDir, r.sweepId);
     expect(again[0]?.undone).toBe(0);
     expect(again[0]?.alreadyUndone).toBe(r.written);
   });
