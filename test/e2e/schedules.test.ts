@@ -21,6 +21,7 @@ import type { ScheduleRow } from '../../client/schedules';
 import { SA_KEYS } from '../../workflows/messages';
 import type { SweepReport } from '../../domain/report';
 import { argus, cliEnv, run, type Ran } from './spawn';
+import { SK } from '../support/fake-secrets';
 
 const KEY_ENV = 'ARGUS_TEST_SCHEDULE_KEY';
 
@@ -34,7 +35,7 @@ let fp: FakeProvider;
 beforeAll(async () => {
   bundle = await bundleOnce();
   fp = await startFakeProvider({ port: 0 });
-  tw = await startTestWorker(bundle, uniqueId('tq-schedules'), { ...process.env, [KEY_ENV]: 'sk-test-not-a-key' });
+  tw = await startTestWorker(bundle, uniqueId('tq-schedules'), { ...process.env, [KEY_ENV]: `${SK}test-not-a-key` });
   env = cliEnv(tw.taskQueue);
   ({ client, connection } = await connectTestClient());
 });

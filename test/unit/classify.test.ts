@@ -17,6 +17,7 @@ import {
   ProviderTimeoutError,
   providerErrorFromResponse,
 } from '../../llm/errors';
+import { SK } from '../support/fake-secrets';
 
 interface Vector {
   id: string;
@@ -422,7 +423,7 @@ describe('classifyProviderResponse properties', () => {
   });
 
   test('the provider message is bounded and redacted', () => {
-    const body = JSON.stringify({ error: { message: `bad key sk-proj-ABCDEFGHIJKLMNOPQRSTUV ${'x'.repeat(5000)}` } });
+    const body = JSON.stringify({ error: { message: `bad key ${SK}proj-ABCDEFGHIJKLMNOPQRSTUV ${'x'.repeat(5000)}` } });
     const c = classifyProviderResponse({ status: 429, body }, NOW);
     expect(c.providerMessage).toBeDefined();
     expect(c.providerMessage).not.toContain('ABCDEFGHIJKLMNOP');
@@ -504,7 +505,7 @@ describe('providerErrorFromResponse', () => {
   });
 
   test('toDetails is JSON-safe, keeps rate-limit headers and holds no secrets', () => {
-    const secret = 'sk-live-ABCDEFGHIJKLMNOPQRSTUVWX';
+    const secret = `${SK}live-ABCDEFGHIJKLMNOPQRSTUVWX`;
     const err = providerErrorFromResponse(
       'ep',
       429,

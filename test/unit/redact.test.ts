@@ -1,11 +1,12 @@
 import { boundedBody, normalizeHeaders, redactHeaders, redactSecrets } from '../../llm/redact';
+import { GOOGLE_KEY, GROQ_KEY, JWT_HEAD, LIVE_TOKEN, SK } from '../support/fake-secrets';
 
 describe('redactSecrets', () => {
   // [name, input, fragments that must be gone, fragments that must stay]
   test.each<[string, string, string[], string[]]>([
     [
       'Authorization header line',
-      'Authorization: Bearer sk-abc123def456ghi789jkl',
+      `Authorization: Bearer ${SK}abc123def456ghi789jkl`,
       ['abc123def456'],
       ['Authorization:'],
     ],
@@ -16,10 +17,10 @@ describe('redactSecrets', () => {
       ['curl -H', 'https://x'],
     ],
     ['bare bearer', 'sent Bearer eyJfoo.barbazqux_123', ['eyJfoo.barbazqux_123'], ['sent Bearer']],
-    ['sk- key in text', 'key was sk-proj-AbCdEfGhIjKlMnOpQrStUv', ['AbCdEfGhIjKlMnOpQrStUv'], ['key was']],
+    ['sk- key in text', `key was ${SK}proj-AbCdEfGhIjKlMnOpQrStUv`, ['AbCdEfGhIjKlMnOpQrStUv'], ['key was']],
     [
       'anthropic key header',
-      'x-api-key: sk-ant-api03-abcdefghijklmnopqrstuvwxyz',
+      `x-api-key: ${SK}ant-api03-abcdefghijklmnopqrstuvwxyz`,
       ['abcdefghijklmnopqrstuvwxyz'],
       ['x-api-key:'],
     ],
@@ -32,22 +33,22 @@ describe('redactSecrets', () => {
     ['JS apiKey', "const c = { apiKey: 'my-secret-value-123' }", ['my-secret-value-123'], ['apiKey']],
     [
       'JSON authorization',
-      '{"authorization": "Bearer tok_live_0123456789"}',
-      ['tok_live_0123456789'],
+      `{"authorization": "Bearer ${LIVE_TOKEN}0123456789"}`,
+      [`${LIVE_TOKEN}0123456789`],
       ['authorization'],
     ],
     [
       'key query param',
-      'GET https://generativelanguage.googleapis.com/v1beta/models?key=AIzaSyA1234567890abcdefghijklmnopqrstu&alt=sse',
-      ['AIzaSyA1234567890'],
+      `GET https://generativelanguage.googleapis.com/v1beta/models?key=${GOOGLE_KEY}SyA1234567890abcdefghijklmnopqrstu&alt=sse`,
+      [`${GOOGLE_KEY}SyA1234567890`],
       ['alt=sse', 'v1beta/models?key='],
     ],
     ['token query param', 'https://h/x?token=abc123xyz&user=bob', ['abc123xyz'], ['user=bob']],
-    ['groq key', 'using key gsk_ABCDEFGHIJKLMNOPQRSTUVWX now', ['ABCDEFGHIJKLMNOPQRSTUVWX'], ['now']],
-    ['google key', 'AIzaSyA1234567890abcdefghijklmnopqrstu', ['1234567890abcdef'], []],
+    ['groq key', `using key ${GROQ_KEY}ABCDEFGHIJKLMNOPQRSTUVWX now`, ['ABCDEFGHIJKLMNOPQRSTUVWX'], ['now']],
+    ['google key', `${GOOGLE_KEY}SyA1234567890abcdefghijklmnopqrstu`, ['1234567890abcdef'], []],
     [
       'jwt',
-      'jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+      `jwt ${JWT_HEAD}hbGciOiJIUzI1NiJ9.${JWT_HEAD}zdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U`,
       ['dozjgNryP4J3jVmNHl0w5N'],
       ['jwt'],
     ],
@@ -91,9 +92,9 @@ describe('boundedBody', () => {
   });
 
   test('redacts before cutting, so a key across the cut never leaks a prefix', () => {
-    const key = 'sk-ABCDEFGHIJKLMNOPQRSTUVWXYZ012345';
+    const key = `${SK}ABCDEFGHIJKLMNOPQRSTUVWXYZ012345`;
     const out = boundedBody(`${'x'.repeat(2040)} ${key} tail`, 2048);
-    expect(out).not.toContain('sk-ABC');
+    expect(out).not.toContain(`${SK}ABC`);
     expect(out).toContain('[truncated');
   });
 
@@ -106,7 +107,7 @@ describe('boundedBody', () => {
 
 describe('redactHeaders', () => {
   const input = {
-    Authorization: 'Bearer sk-live-0123456789abcdef',
+    Authorization: `Bearer ${SK}live-0123456789abcdef`,
     'X-API-Key': 'k-123',
     'api-key': 'azure-key',
     Cookie: 'a=b',

@@ -6,11 +6,12 @@ import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
 import type { SweepReport } from '../../domain/report';
 import type { SweepInput, EndpointConfig } from '../../domain/sweep';
 import type { AuditEntry } from '../../activities/audit-log';
+import { SK } from '../support/fake-secrets';
 
 // Model-mode regressions from the seed story, on a real dev server against a real loopback HTTP provider.
 let fp: FakeProvider;
 const KEY_ENV = 'ARGUS_TEST_FAKE_KEY';
-const w = useArgusWorker('tq-model', { ...process.env, [KEY_ENV]: 'sk-test-not-a-real-key-123456' });
+const w = useArgusWorker('tq-model', { ...process.env, [KEY_ENV]: `${SK}test-not-a-real-key-123456` });
 
 beforeAll(async () => {
   fp = await startFakeProvider({ port: 0 });
@@ -215,8 +216,8 @@ test('no API key ever reaches Temporal: not in the history, not in the report', 
   const r = (await h.result()) as SweepReport;
   expect(stats('auth-401')!.authHeaders).toContain('present');
   const history = JSON.stringify(await h.fetchHistory());
-  expect(history).not.toMatch(/sk-test-not-a-real-key/);
-  expect(JSON.stringify(r)).not.toMatch(/sk-test-not-a-real-key/);
+  expect(history).not.toContain(`${SK}test-not-a-real-key`);
+  expect(JSON.stringify(r)).not.toContain(`${SK}test-not-a-real-key`);
   expect(r.endpoints.retired).toEqual([]);
   expect(r.proposals.filter((p) => p.outcome === 'not_reviewed').every((p) => /ProviderAuth/.test(p.reason))).toBe(
     true,
