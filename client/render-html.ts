@@ -2,7 +2,7 @@ import type { ReportProposal, SweepReport } from '../domain/report';
 import {
   KINDS,
   KIND_LABEL,
-  changeSummary,
+  proposalTable,
   coverageRows,
   RETIRED_HEADER,
   retiredRows,
@@ -125,17 +125,7 @@ function coverageChart(r: SweepReport): string {
 
 function proposalSection(title: string, ps: ReportProposal[], withWritten: boolean): string {
   if (ps.length === 0) return '';
-  const header = ['entity', 'kind', 'change', 'reason', 'reviewer', ...(withWritten ? ['written'] : [])];
-  const rows = ps
-    .slice(0, MAX_LISTED)
-    .map((p) => [
-      p.entityId,
-      p.kind,
-      changeSummary(p),
-      p.reason,
-      p.reviewer,
-      ...(withWritten ? [p.written ? 'yes' : (p.writeNote ?? 'no')] : []),
-    ]);
+  const { header, rows } = proposalTable(ps, withWritten, MAX_LISTED);
   return (
     `<details${title === 'Approved' ? '' : ' open'}><summary>${esc(title)} (${ps.length})</summary>` +
     table(header, rows, 'proposals') +

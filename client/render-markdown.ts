@@ -1,5 +1,5 @@
 import type { ReportProposal, SweepReport } from '../domain/report';
-import { KINDS, KIND_LABEL, changeSummary, coverageRows, RETIRED_HEADER, retiredRows, reportHeadline } from './render';
+import { KINDS, KIND_LABEL, proposalTable, coverageRows, RETIRED_HEADER, retiredRows, reportHeadline } from './render';
 
 /** Proposals listed per outcome; the JSON report has them all. */
 const MAX_LISTED = 50;
@@ -26,23 +26,8 @@ function table(header: string[], rows: (string | number | boolean | null | undef
 function proposalSection(title: string, ps: ReportProposal[], withWritten: boolean): string[] {
   if (ps.length === 0) return [];
   const out = [`### ${title} (${ps.length})`, ''];
-  const header = ['entity', 'kind', 'change', 'reason', 'reviewer'];
-  if (withWritten) header.push('written');
-  out.push(
-    ...table(
-      header,
-      ps
-        .slice(0, MAX_LISTED)
-        .map((p) => [
-          p.entityId,
-          p.kind,
-          changeSummary(p),
-          p.reason,
-          p.reviewer,
-          ...(withWritten ? [p.written ? 'yes' : (p.writeNote ?? 'no')] : []),
-        ]),
-    ),
-  );
+  const { header, rows } = proposalTable(ps, withWritten, MAX_LISTED);
+  out.push(...table(header, rows));
   if (ps.length > MAX_LISTED) out.push('', `… ${ps.length - MAX_LISTED} more in the JSON report.`);
   out.push('');
   return out;

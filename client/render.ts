@@ -42,6 +42,40 @@ export function retiredRows(r: SweepReport): (string | number | null)[][] {
   ]);
 }
 
+/** Header and rows of a proposals table (the markdown and HTML reports list proposals the same way). */
+export function proposalTable(
+  ps: ReportProposal[],
+  withWritten: boolean,
+  max: number,
+): { header: string[]; rows: string[][] } {
+  return {
+    header: ['entity', 'kind', 'change', 'reason', 'reviewer', ...(withWritten ? ['written'] : [])],
+    rows: ps
+      .slice(0, max)
+      .map((p) => [
+        p.entityId,
+        p.kind,
+        changeSummary(p),
+        p.reason,
+        p.reviewer,
+        ...(withWritten ? [p.written ? 'yes' : (p.writeNote ?? 'no')] : []),
+      ]),
+  };
+}
+
+/** Left-aligned plain-text columns, for terminal listings (reviews, schedules). */
+export function plainTable(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
 export function reportHeadline(r: SweepReport): string {
   return `${r.partial ? `PARTIAL SWEEP — ${r.partialReasons.length} reason(s)` : 'COMPLETE SWEEP'}: ${r.sweepId}`;
 }

@@ -6,6 +6,7 @@ import {
   type ReviewUpdateInput,
   type ReviewUpdateResult,
 } from '../workflows/messages';
+import { plainTable } from './render';
 import { InputError } from './sweeps';
 
 export type ReviewDecision = ReviewUpdateInput['decisions'][number]['decision'];
@@ -61,13 +62,5 @@ export function renderPendingTable(rows: PendingReview[]): string {
       r.deadline,
     ]),
   ];
-  const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => (r[i] ?? '').length)));
-  return table
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return plainTable(table);
 }

@@ -1,6 +1,7 @@
 import type { Client, ScheduleOptions, ScheduleSummary, ScheduleDescription } from '@temporalio/client';
 import { sweepWorkflowId } from '../domain/ids';
 import type { SweepInput } from '../domain/sweep';
+import { plainTable } from './render';
 import { InputError, sweepStartOptions } from './sweeps';
 
 /** `--overlap` values and what Temporal calls them (SDK enum, temporal CLI flag value). */
@@ -189,13 +190,5 @@ export function renderScheduleTable(rows: ScheduleRow[]): string {
         .join(', ') || '—',
     ]),
   ];
-  const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => (r[i] ?? '').length)));
-  return table
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return plainTable(table);
 }
