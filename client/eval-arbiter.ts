@@ -12,6 +12,7 @@ import { reviewWithModel } from '../activities/review/model-review';
 import type { EndpointSpec } from '../llm/client';
 import { ProviderError } from '../llm/errors';
 import { Pacer } from '../llm/pacer';
+import { readEndpointsFile } from './sweeps';
 
 /**
  * `argus eval arbiter`: runs the Arbiter's own review code (mechanical gate, then in model mode one model
@@ -503,40 +504,27 @@ interface CliOptions {
   json?: boolean;
 }
 
-function readEndpointsFile(path: string): EndpointConfig[] {
-  let raw: unknown;
+/** The endpoints of a file, read by the CLI's own reader, with defaults applied; usage errors exit 2. */
+function endpointsOf(path: string): EndpointConfig[] {
+  let all: EndpointConfig[];
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    all = z.array(EndpointConfig).parse(readEndpointsFile(path));
   } catch (e) {
-    throw new EvalUsageError(`cannot read endpoints file ${path}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new EvalUsageError(e instanceof Error ? e.message : String(e));
   }
-  const list = Array.isArray(raw) ? raw : (raw as { endpoints?: unknown } | null)?.endpoints;
-  const r = z.array(EndpointConfig).min(1).safeParse(list);
-  if (!r.success) {
-    const issues = r.error.issues.map(
-      (i) => `  endpoints${i.path.map((p) => `[${String(p)}]`).join('')}: ${i.message}`,
-    );
-    throw new EvalUsageError(
-      `${path}: expected a JSON array of endpoints or {"endpoints": [...]}:\n${issues.slice(0, 10).join('\n')}`,
-    );
-  }
-  return r.data;
+  if (all.length === 0) throw new EvalUsageError(`${path} holds no endpoints`);
+  return all;
 }
 
 /** The endpoint the options name, or null when they name none. Throws EvalUsageError. */
-export function endpointFromOptions(o: {
-  endpoint?: string;
-  endpointsFile?: string;
-  baseUrl?: string;
-  model?: string;
-  apiKeyEnv?: string;
-  structuredOutput?: 'json_schema' | 'json_object';
-}): EndpointConfig | null {
+export function endpointFromOptions(
+  o: Pick<CliOptions, 'endpoint' | 'endpointsFile' | 'baseUrl' | 'model' | 'apiKeyEnv' | 'structuredOutput'>,
+): EndpointConfig | null {
   const inline = o.baseUrl !== undefined || o.model !== undefined || o.apiKeyEnv !== undefined;
   if (o.endpointsFile !== undefined && inline)
     throw new EvalUsageError('give either --endpoints-file or --base-url/--model/--api-key-env, not both');
   if (o.endpointsFile !== undefined) {
-    const all = readEndpointsFile(o.endpointsFile);
+    const all = endpointsOf(o.endpointsFile);
     const ids = all.map((e) => e.id).join(', ');
     if (o.endpoint === undefined) {
       if (all.length === 1) return all[0]!;

@@ -137,9 +137,15 @@ const SECRET_FIELD = /^(api[_-]?key|key|token|secret|authorization|password)$/i;
  * Endpoint configs from a JSON file: an array of `{id, baseUrl, model, apiKeyEnv?, ...}`. `apiKeyEnv` is the NAME
  * of the worker's environment variable holding the key; a file carrying a key itself is refused.
  */
+/**
+ * Endpoint configs from a JSON file (an array, or `{"endpoints": [...]}`), validated; a field that looks like a
+ * key is refused. Returns what the file says, without defaults, so a sweep's history shows the person's file.
+ */
 export function readEndpointsFile(file: string): EndpointConfig[] {
-  const raw = readJson(file, 'endpoints file');
-  if (!Array.isArray(raw)) throw new InputError(`endpoints file ${file} must hold a JSON array of endpoint configs`);
+  const doc = readJson(file, 'endpoints file');
+  const raw = Array.isArray(doc) ? doc : (doc as { endpoints?: unknown } | null)?.endpoints;
+  if (!Array.isArray(raw))
+    throw new InputError(`endpoints file ${file} must hold a JSON array of endpoint configs (or {"endpoints": [...]})`);
   raw.forEach((e, i) => {
     if (e && typeof e === 'object')
       for (const k of Object.keys(e as object))
