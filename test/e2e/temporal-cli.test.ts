@@ -59,22 +59,18 @@ function catalogCopy(name: string): string {
   return copyCatalog(DEMO_CATALOG, path.join(tw.stateDir, 'copies', name));
 }
 
+/** `temporal workflow start` of a sweep on the test worker's queue, as a user types it, plus the input flags. */
+function startSweepArgs(id: string, ...input: string[]): string[] {
+  return ['workflow', 'start', '--type', 'sweepWorkflow', '--task-queue', tw.taskQueue, '--workflow-id', id, ...input];
+}
+
 test('workflow start --input, then workflow result and describe: completed with the JSON report', async () => {
   const file = catalogCopy('inline-input');
   const entities = readCatalog(file).entities.length;
   const id = uniqueId('sweep/temporal-cli/inline');
-  const start = await temporal([
-    'workflow',
-    'start',
-    '--type',
-    'sweepWorkflow',
-    '--task-queue',
-    tw.taskQueue,
-    '--workflow-id',
-    id,
-    '--input',
-    JSON.stringify({ catalog: { kind: 'file', path: file } }),
-  ]);
+  const start = await temporal(
+    startSweepArgs(id, '--input', JSON.stringify({ catalog: { kind: 'file', path: file } })),
+  );
   expect(start.code).toBe(0);
   expect(start.stdout).toContain(id);
 
@@ -111,18 +107,7 @@ test('workflow start --input-file: same sweep from a file, dry run writes nothin
   const inputFile = path.join(tw.stateDir, 'copies', 'sweep-input.json');
   writeFileSync(inputFile, JSON.stringify({ catalog: { kind: 'file', path: file }, dryRun: true, pageSize: 10 }));
   const id = uniqueId('sweep/temporal-cli/input-file');
-  const start = await temporal([
-    'workflow',
-    'start',
-    '--type',
-    'sweepWorkflow',
-    '--task-queue',
-    tw.taskQueue,
-    '--workflow-id',
-    id,
-    '--input-file',
-    inputFile,
-  ]);
+  const start = await temporal(startSweepArgs(id, '--input-file', inputFile));
   expect(start.code).toBe(0);
   const d = await closed(id);
   expect(d.workflowExecutionInfo.status).toBe('WORKFLOW_EXECUTION_STATUS_COMPLETED');
@@ -134,18 +119,7 @@ test('workflow start --input-file: same sweep from a file, dry run writes nothin
 
 test('an invalid input fails the workflow at once: FAILED, non-retryable InvalidSweepInput naming pageSize', async () => {
   const id = uniqueId('sweep/temporal-cli/invalid');
-  const start = await temporal([
-    'workflow',
-    'start',
-    '--type',
-    'sweepWorkflow',
-    '--task-queue',
-    tw.taskQueue,
-    '--workflow-id',
-    id,
-    '--input',
-    '{"catalog":{"kind":"demo"},"pageSize":"x"}',
-  ]);
+  const start = await temporal(startSweepArgs(id, '--input', '{"catalog":{"kind":"demo"},"pageSize":"x"}'));
   expect(start.code).toBe(0);
   const d = await closed(id);
   expect(d.workflowExecutionInfo.status).toBe('WORKFLOW_EXECUTION_STATUS_FAILED');
