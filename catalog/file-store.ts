@@ -16,10 +16,14 @@ interface Parsed {
   rawEntities: Record<string, unknown>[];
   byId: Map<string, number>;
   ids: string[];
-  /** Pretty-printed text of each entity as last written; undefined when it must be serialised again. */
+  /** Whether the file is indented (ARGUS keeps a file's layout: indented stays indented, one line stays one line). */
+  indented: boolean;
+  /** Text of each entity as last written; undefined when it must be serialised again. */
   serialized: (string | undefined)[];
   valid: Map<string, CatalogEntity>;
   invalid: Map<string, string>;
+  /** True while this process writes the file: its mtime and size change before they are recorded here. */
+  committing: boolean;
 }
 
 const cache = new Map<string, Parsed>();
@@ -66,9 +70,11 @@ function parse(text: string, file: string, mtimeMs: number, size: number): Parse
     rawEntities,
     byId,
     ids: [...byId.keys()],
+    indented: /^\s*\{\s*\n/.test(text.slice(0, 200)),
     serialized: [],
     valid: new Map(),
     invalid,
+    committing: false,
   };
 }
 
@@ -121,7 +127,7 @@ interface Queue {
 const queues = new Map<string, Queue>();
 
 /**
- * The whole file, pretty-printed, from cached per-entity text: only entities changed since the last write
+ * The whole file, in its own layout, from cached per-entity text: only entities changed since the last write
  * are serialised again, so a write costs a string join, not a walk of the whole catalog.
  */
 function serialize(p: Parsed): string {
@@ -129,10 +135,17 @@ function serialize(p: Parsed): string {
   for (let i = 0; i < p.rawEntities.length; i++) {
     let t = p.serialized[i];
     if (t === undefined) {
-      t = '    ' + JSON.stringify(p.rawEntities[i], null, 2).replace(/\n/g, '\n    ');
+      t = p.indented
+        ? '    ' + JSON.stringify(p.rawEntities[i], null, 2).replace(/\n/g, '\n    ')
+        : JSON.stringify(p.rawEntities[i]);
       p.serialized[i] = t;
     }
     parts.push(t);
+  }
+  if (!p.indented) {
+    const head = JSON.stringify({ ...p.raw, entities: [] });
+    const at = head.lastIndexOf('[]');
+    return `${head.slice(0, at)}[${parts.join(',')}]${head.slice(at + 2)}\n`;
   }
   const head = JSON.stringify({ ...p.raw, entities: [] }, null, 2);
   // head ends with `"entities": []\n}`: splice the entities in.
@@ -155,7 +168,9 @@ export class FileCatalogStore implements CatalogStore {
       throw new CatalogFileError(`catalog file not found: ${this.file}`);
     }
     const hit = cache.get(this.file);
-    if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit;
+    // While this process commits, its parsed form is the newest state: without this, a read that lands between
+    // the rename and the recorded mtime would parse the whole file again.
+    if (hit && (hit.committing || (hit.mtimeMs === st.mtimeMs && hit.size === st.size))) return hit;
     const p = parse(await fs.readFile(this.file, 'utf8'), this.file, st.mtimeMs, st.size);
     cache.set(this.file, p);
     return p;
@@ -249,18 +264,27 @@ export class FileCatalogStore implements CatalogStore {
         }
         const text = serialize(p);
         const tmp = `${this.file}.${process.pid}.${Date.now()}.tmp`;
-        const fh = await fs.open(tmp, 'w');
+        p.committing = true;
         try {
-          await fh.writeFile(text);
-          await fh.sync();
+          const fh = await fs.open(tmp, 'w');
+          try {
+            await fh.writeFile(text);
+            await fh.sync();
+          } finally {
+            await fh.close();
+          }
+          await fs.rename(tmp, this.file);
+          // Keep the parsed form: ids and untouched entities are unchanged, touched ones are already current.
+          const st = await fs.stat(this.file);
+          p.mtimeMs = st.mtimeMs;
+          p.size = st.size;
+        } catch (e) {
+          // The file may not hold what the parsed form does: read it again next time.
+          cache.delete(this.file);
+          throw e;
         } finally {
-          await fh.close();
+          p.committing = false;
         }
-        await fs.rename(tmp, this.file);
-        // Keep the parsed form: ids and untouched entities are unchanged, touched ones are already current.
-        const st = await fs.stat(this.file);
-        p.mtimeMs = st.mtimeMs;
-        p.size = st.size;
       }
       return results;
     } finally {
