@@ -35,6 +35,8 @@ interface Index {
 }
 
 const indexes = new Map<string, Index>();
+/** How a decision line starts when `type` is its first key, as ARGUS writes them (others are parsed: still right). */
+const DECISION_PREFIX = '{"type":"decision",';
 const reading = new Map<string, Promise<unknown>>();
 
 /**
@@ -109,7 +111,8 @@ export class AuditLog {
         const lastNl = buf.lastIndexOf(0x0a);
         if (lastNl >= 0) {
           for (const line of buf.subarray(0, lastNl).toString('utf8').split('\n')) {
-            if (!line.trim()) continue;
+            // Decision lines (most of the log) never change the index: skip them without parsing.
+            if (line.startsWith(DECISION_PREFIX) || !line.trim()) continue;
             const e = JSON.parse(line) as AuditEntry;
             if (e.type === 'write') idx.applied.set(e.proposalId, e.sweepId);
             else if (e.type === 'undo') idx.applied.delete(e.proposalId);

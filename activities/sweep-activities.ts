@@ -11,7 +11,7 @@ import { SweepLedger, type CatalogStats, type PageWrites } from './ledger';
 import { resolveCatalogFile, auditFileFor, catalogFailure, catalogContext } from './catalog-access';
 import { applyChange } from './repairs';
 import { draftDescriptions } from './agents/description-drafter';
-import { proposePiiTags, classifyColumn } from './agents/pii-classifier';
+import { proposePiiTags, looksLikePii } from './agents/pii-classifier';
 import { checkLineage } from './agents/lineage-checker';
 import { mechanicalReview } from './review/mechanical-gate';
 import type { CatalogContext } from './agents/catalog-context';
@@ -71,7 +71,7 @@ export function catalogStats(entities: CatalogEntity[]): CatalogStats {
       if (c.description?.trim()) described++;
       const isTagged = c.tags.some((t) => t.kind === 'pii');
       if (isTagged) tagged++;
-      if (isTagged || (!e.pii_exceptions.includes(c.name) && classifyColumn(c, e).pii)) piiLooking++;
+      if (isTagged || (!e.pii_exceptions.includes(c.name) && looksLikePii(c, e))) piiLooking++;
     }
   }
   return { describable, described, piiLooking, tagged };

@@ -107,15 +107,24 @@ export function splitQualifiedName(name: string): string[] {
 export function nameWords(name: string): string[] {
   const hit = wordsCache.get(name);
   if (hit !== undefined) return [...hit];
-  const words: string[] = [];
-  for (const chunk of name.split(/[^\p{L}\p{N}]+/u)) {
-    if (chunk === '') continue;
-    const pieces = chunk.match(/\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+|\p{L}+/gu) ?? [];
-    for (const p of pieces) words.push(p.toLowerCase());
-  }
+  const words = splitWords(name);
   if (wordsCache.size >= 20000) wordsCache.clear();
   wordsCache.set(name, words);
   return [...words];
+}
+
+const NOT_WORD = /[^\p{L}\p{N}]+/u;
+const WORD_PIECE = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+|\p{L}+/gu;
+
+/** nameWords without the cache: for free text, which rarely repeats and would only evict the names. */
+export function splitWords(text: string): string[] {
+  const words: string[] = [];
+  for (const chunk of text.split(NOT_WORD)) {
+    if (chunk === '') continue;
+    const pieces = chunk.match(WORD_PIECE) ?? [];
+    for (const p of pieces) words.push(p.toLowerCase());
+  }
+  return words;
 }
 
 /** Names repeat across a review (every column, every proposal); splitting them is worth caching. */

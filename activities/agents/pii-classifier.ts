@@ -693,6 +693,7 @@ const ID_VALUE_CONCEPTS: ReadonlySet<Concept> = new Set(['email', 'username', 'n
  */
 export function classifyColumn(column: CatalogColumn, entity: CatalogEntity): ColumnClassification {
   const verdict = decide(column, entity);
+  lookCache.set(column, { entity, pii: verdict.pii });
   const explanation = `${column.name}: ${verdict.why}`.replace(/\s+/g, ' ').trim();
   return {
     pii: verdict.pii,
@@ -700,6 +701,19 @@ export function classifyColumn(column: CatalogColumn, entity: CatalogEntity): Co
     confidence: Math.round(verdict.confidence * 100) / 100,
     explanation: explanation.length > 200 ? `${explanation.slice(0, 197)}...` : explanation,
   };
+}
+
+// Whether a column looks like PII depends on its name, type and keys and on its table's name and columns, which
+// a sweep never changes: a page's figures before and after its writes, and its PII agent, ask once between them.
+const lookCache = new WeakMap<CatalogColumn, { entity: CatalogEntity; pii: boolean }>();
+
+/** classifyColumn(column, entity).pii, remembered per column. */
+export function looksLikePii(column: CatalogColumn, entity: CatalogEntity): boolean {
+  const hit = lookCache.get(column);
+  if (hit && hit.entity === entity) return hit.pii;
+  const pii = decide(column, entity).pii;
+  lookCache.set(column, { entity, pii });
+  return pii;
 }
 
 function decide(column: CatalogColumn, entity: CatalogEntity): Verdict {
@@ -998,6 +1012,7 @@ export function proposePiiTags(entity: CatalogEntity): PiiTagChange[] {
   for (const column of entity.columns) {
     if (column.tags.some((t) => t.kind === 'pii')) continue;
     if (exceptions.has(column.name.toLowerCase())) continue;
+    if (!looksLikePii(column, entity)) continue;
     const result = classifyColumn(column, entity);
     const category = PiiCategorySchema.safeParse(result.category);
     if (!result.pii || !category.success) continue;

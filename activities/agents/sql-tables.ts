@@ -45,6 +45,18 @@ const QUERY_START = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE']);
  * Names of WITH-clause CTEs and table-valued function calls (generate_series(...)) are left out.
  */
 export function tablesReadBySql(sql: string): string[] {
+  // The lineage checker and the gate both read each view's SQL, a page apart at most: keep recent answers.
+  const hit = readsCache.get(sql);
+  if (hit) return [...hit];
+  const found = parseTablesRead(sql);
+  if (readsCache.size >= 4096) readsCache.delete(readsCache.keys().next().value!);
+  readsCache.set(sql, found);
+  return [...found];
+}
+
+const readsCache = new Map<string, string[]>();
+
+function parseTablesRead(sql: string): string[] {
   const tokens = tokenize(sql);
   // CTE names are excluded statement-wide rather than by scope: a CTE that shadows a real table of
   // the same bare name in a sibling subquery is rare, and a qualified reference is never excluded.

@@ -1,5 +1,5 @@
 import type { CatalogColumn, CatalogEntity } from '../../domain/catalog';
-import { nameWords, type CatalogContext } from '../agents/catalog-context';
+import { nameWords, splitWords, type CatalogContext } from '../agents/catalog-context';
 import { tablesReadBySql } from '../agents/sql-tables';
 
 /**
@@ -182,6 +182,8 @@ const NULL_HINT = /null|optional|populated|present|\bset\b|filled|provided|empty
 const DOTTED = /(?<![\p{L}\p{N}_$.@/])[\p{L}_][\p{L}\p{N}_$]*(?:\.[\p{L}_][\p{L}\p{N}_$]*)+/gu;
 const SNAKE = /(?<![\p{L}\p{N}_$])\p{L}[\p{L}\p{N}]*(?:_[\p{L}\p{N}]+)+(?![\p{L}\p{N}_$])/gu;
 const BACKTICKED = /`([^`\n]{1,200})`/gu;
+/** A superset of where DOTTED, SNAKE or BACKTICKED can match: a dot between two other characters, `_` or a backtick. */
+const MAY_REFERENCE = /[^\s.]\.[^\s.]|[_`]/;
 
 const RECENCY = new Set(['latest', 'last', 'recent', 'newest', 'current', 'max']);
 const RECENCY_SYNONYMS = [['most', 'recent'], ['latest'], ['newest'], ['last']];
@@ -266,7 +268,8 @@ export function detectUnsupportedClaims(
 
   for (const sentence of text.split(/(?<=[.!?;])\s+|\n+/u)) {
     if (sentence.trim() === '') continue;
-    for (const clause of sentence.split(/[,:;]|\band\b|\bbut\b/u)) checkNullability(clause, evidence, add);
+    if (NULL_HINT.test(sentence))
+      for (const clause of sentence.split(/[,:;]|\band\b|\bbut\b/u)) checkNullability(clause, evidence, add);
     // Masking only replaces words with placeholders, so a sentence none of the detectors matches
     // unmasked cannot match masked either: skip the expensive part for plain restatements.
     if (!anyDetector().test(sentence)) continue;
@@ -297,13 +300,10 @@ export function detectUnsupportedClaims(
  * table.", "The email column."
  */
 export function isUninformative(text: string, entity: CatalogEntity, column?: string): boolean {
-  const nameTokens = new Set([
-    ...nameWords(entity.name),
-    ...nameWords(entity.id),
-    ...(column ? nameWords(column) : []),
-  ]);
-  const rest = nameWords(text).filter((w) => !FILLER.has(w) && !nameTokens.has(w) && !nameTokens.has(singular(w)));
-  return rest.length === 0;
+  const nameTokens = new Set(nameWords(entity.name));
+  for (const w of nameWords(entity.id)) nameTokens.add(w);
+  if (column) for (const w of nameWords(column)) nameTokens.add(w);
+  return splitWords(text).every((w) => FILLER.has(w) || nameTokens.has(w) || nameTokens.has(singular(w)));
 }
 
 interface Evidence {
@@ -311,6 +311,12 @@ interface Evidence {
   column: CatalogColumn | undefined;
   /** Restated names to mask before the phrase detectors run, longest first. */
   masks: Mask[];
+  /** Indexes into `masks` by a mask's first word, so masking looks only at masks that can start at a word. */
+  masksByFirst: Map<string, number[]>;
+  /** What a column's own name adds (see withColumn), longest first; ranked after `masks` on ties. */
+  columnMasks: Mask[];
+  /** Where each column mask falls among `masks` in rank order (a fraction between two indexes). */
+  columnRanks: number[];
   /** Each column's words, to find which columns a clause mentions. */
   columnMentions: { column: CatalogColumn; words: string[] }[];
   /** Entity ids a description may mention: itself, existing recorded upstream, tables its SQL reads, FK targets. */
@@ -320,20 +326,23 @@ interface Evidence {
   /** Lowercase words grounded in the entity itself: column names, type words, lineage name parts, SQL identifiers. */
   knownWords: Set<string>;
   ownColumns: Set<string>;
-  /** Literal occurrences of recorded names (columns, types, ids, FKs, lineage ids), longest first. */
+  /** Literal occurrences of recorded names (columns, types, ids, FKs, lineage ids), lowercase, longest first. */
   literalNames: string[];
   ctx: CatalogContext;
 }
 
-// An entity's evidence depends only on its structure and the catalog's ids, and a sweep asks for it once per
-// proposal: it is built once per (entity, context). A column's additions are cheap and not kept, so memory
-// stays flat on large catalogs.
-const evidenceCache = new WeakMap<CatalogEntity, { ctx: CatalogContext; base: Evidence }>();
+// An entity's evidence depends only on its structure and the catalog's ids, and a page review asks for it once
+// per proposal, an entity's proposals one after another: a few recent entities are kept, so memory stays flat
+// however large the catalog. A column's additions are cheap and not kept.
+const EVIDENCE_KEPT = 64;
+const evidenceCache = new Map<CatalogEntity, { ctx: CatalogContext; base: Evidence }>();
 
 function buildEvidence(entity: CatalogEntity, ctx: CatalogContext, columnName: string | undefined): Evidence {
   let slot = evidenceCache.get(entity);
   if (!slot || slot.ctx !== ctx) {
     slot = { ctx, base: computeEvidence(entity, ctx, undefined) };
+    evidenceCache.delete(entity);
+    if (evidenceCache.size >= EVIDENCE_KEPT) evidenceCache.delete(evidenceCache.keys().next().value!);
     evidenceCache.set(entity, slot);
   }
   return columnName === undefined ? slot.base : withColumn(slot.base, columnName);
@@ -342,18 +351,30 @@ function buildEvidence(entity: CatalogEntity, ctx: CatalogContext, columnName: s
 /** The entity's evidence plus what one column's own name establishes. */
 function withColumn(base: Evidence, columnName: string): Evidence {
   const column = base.entity.columns.find((c) => c.name === columnName);
-  const masks = [...base.masks];
+  const columnMasks: Mask[] = [];
   // A column's own description may restate the words of its name in any order ("when the row was
   // last refreshed" for refreshed_at): those words are the evidence, not a claim.
   if (column !== undefined) {
     const own = nameWords(column.name);
-    for (const w of own) if (w.length >= 3) masks.push({ words: [w], placeholder: NAME_REF });
+    for (const w of own) if (w.length >= 3) columnMasks.push({ words: [w], placeholder: NAME_REF });
     // latest_order_at may be described as "the most recent order": recency is the column's meaning.
     if (own.some((w) => RECENCY.has(w)))
-      for (const syn of RECENCY_SYNONYMS) masks.push({ words: syn, placeholder: NAME_REF });
+      for (const syn of RECENCY_SYNONYMS) columnMasks.push({ words: syn, placeholder: NAME_REF });
   }
-  masks.sort((a, b) => b.words.length - a.words.length || b.words.join('').length - a.words.join('').length);
-  return { ...base, column, masks };
+  columnMasks.sort(longestFirst);
+  // The rank a stable sort of [...masks, ...columnMasks] would give: after every entity mask that is as
+  // long or longer, before the shorter ones, in their own order among themselves.
+  const columnRanks = columnMasks.map((m, i) => {
+    let gap = 0;
+    while (gap < base.masks.length && longestFirst(base.masks[gap]!, m) <= 0) gap++;
+    return gap - 0.5 + i / 1e6;
+  });
+  return { ...base, column, columnMasks, columnRanks };
+}
+
+/** Longer names mask first: more words, then more letters. */
+function longestFirst(a: Mask, b: Mask): number {
+  return b.words.length - a.words.length || b.words.join('').length - a.words.join('').length;
 }
 
 function computeEvidence(entity: CatalogEntity, ctx: CatalogContext, columnName: string | undefined): Evidence {
@@ -416,12 +437,21 @@ function computeEvidence(entity: CatalogEntity, ctx: CatalogContext, columnName:
     if (c.foreign_key !== undefined) nameMask(c.foreign_key);
   }
   for (const n of lineageNames) nameMask(n, LINEAGE_REF);
-  masks.sort((a, b) => b.words.length - a.words.length || b.words.join('').length - a.words.join('').length);
+  masks.sort(longestFirst);
+  const masksByFirst = new Map<string, number[]>();
+  masks.forEach((m, i) => {
+    const list = masksByFirst.get(m.words[0]!);
+    if (list) list.push(i);
+    else masksByFirst.set(m.words[0]!, [i]);
+  });
 
   return {
     entity,
     column,
     masks,
+    masksByFirst,
+    columnMasks: [],
+    columnRanks: [],
     columnMentions: entity.columns
       .map((c) => ({ column: c, words: nameWords(c.name) }))
       .filter((c) => c.words.length > 0),
@@ -481,32 +511,50 @@ function textTokens(text: string): TextToken[] {
 }
 
 /**
- * Spans where `words` occur in order as whole identifier runs, joined by nothing (camelCase),
- * spaces, underscores, dots or hyphens: "cust_first_name", "cust first name", "CustFirstName".
+ * The span where `words` occur in order from token `i` as whole identifier runs, joined by nothing
+ * (camelCase), spaces, underscores, dots or hyphens: "cust_first_name", "cust first name", "CustFirstName".
  */
-function phraseSpans(text: string, tokens: TextToken[], words: string[]): Array<[number, number]> {
-  const spans: Array<[number, number]> = [];
+function matchAt(text: string, tokens: TextToken[], i: number, words: string[]): [number, number] | undefined {
   const k = words.length;
-  if (k === 0) return spans;
-  for (let i = 0; i + k <= tokens.length; i++) {
-    if (!tokens[i]!.runStart) continue;
-    let ok = true;
-    for (let j = 0; j < k && ok; j++) {
-      const t = tokens[i + j]!;
-      ok = t.word === words[j] && (j === 0 || GAP.test(text.slice(tokens[i + j - 1]!.end, t.start)));
-    }
-    if (ok && tokens[i + k - 1]!.runEnd) spans.push([tokens[i]!.start, tokens[i + k - 1]!.end]);
+  if (k === 0 || i + k > tokens.length || !tokens[i]!.runStart) return undefined;
+  for (let j = 0; j < k; j++) {
+    const t = tokens[i + j]!;
+    if (t.word !== words[j] || (j > 0 && !GAP.test(text.slice(tokens[i + j - 1]!.end, t.start)))) return undefined;
   }
-  return spans;
+  return tokens[i + k - 1]!.runEnd ? [tokens[i]!.start, tokens[i + k - 1]!.end] : undefined;
 }
 
+function mentions(text: string, tokens: TextToken[], words: string[]): boolean {
+  for (let i = 0; i < tokens.length; i++) if (matchAt(text, tokens, i, words)) return true;
+  return false;
+}
+
+/**
+ * Replace restated names with placeholders. Masks are tried in rank order (longest first; the entity's
+ * before the column's on ties), each over the text from left to right, and a span is taken only if no
+ * earlier one overlaps it. Only masks whose first word occurs in the text are looked at.
+ */
 function mask(text: string, evidence: Evidence): string {
   const tokens = textTokens(text);
-  const taken: Array<[number, number, string]> = [];
-  for (const m of evidence.masks) {
-    for (const [a, b] of phraseSpans(text, tokens, m.words)) {
-      if (!taken.some(([x, y]) => a < y && x < b)) taken.push([a, b, m.placeholder]);
+  // [rank, start, end, placeholder]; base masks rank by index, the column's after all of them.
+  const found: Array<[number, number, number, string]> = [];
+  for (let i = 0; i < tokens.length; i++) {
+    if (!tokens[i]!.runStart) continue;
+    for (const mi of evidence.masksByFirst.get(tokens[i]!.word) ?? []) {
+      const m = evidence.masks[mi]!;
+      const span = matchAt(text, tokens, i, m.words);
+      if (span) found.push([mi, span[0], span[1], m.placeholder]);
     }
+    evidence.columnMasks.forEach((m, ci) => {
+      const span = m.words[0] === tokens[i]!.word ? matchAt(text, tokens, i, m.words) : undefined;
+      if (span) found.push([evidence.columnRanks[ci]!, span[0], span[1], m.placeholder]);
+    });
+  }
+  if (found.length === 0) return text;
+  found.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
+  const taken: Array<[number, number, string]> = [];
+  for (const [, a, b, placeholder] of found) {
+    if (!taken.some(([x, y]) => a < y && x < b)) taken.push([a, b, placeholder]);
   }
   taken.sort((p, q) => p[0] - q[0]);
   let out = '';
@@ -519,19 +567,25 @@ function mask(text: string, evidence: Evidence): string {
 }
 
 function literalNames(names: string[]): string[] {
-  return [...new Set(names.map((n) => n.trim()).filter((n) => n !== ''))].sort((a, b) => b.length - a.length);
+  return [...new Set(names.map((n) => n.trim().toLowerCase()).filter((n) => n !== ''))].sort(
+    (a, b) => b.length - a.length,
+  );
 }
 
-/** Blank whole occurrences of `name` (case-insensitive), not parts of longer identifiers. */
-function blankLiteral(text: string, name: string): string {
-  const lower = text.toLowerCase();
-  const needle = name.toLowerCase();
+const SPACES = ' '.repeat(256);
+const blankOf = (n: number) => (n <= SPACES.length ? SPACES.slice(0, n) : ' '.repeat(n));
+
+/**
+ * Blank whole occurrences of `needle` (lowercase) in `text`, not parts of longer identifiers. `lower` is
+ * `text` lowercased; both come back blanked alike, each occurrence replaced by as many spaces.
+ */
+function blankLiteral(text: string, lower: string, needle: string): [string, string] {
+  let from = lower.indexOf(needle);
+  if (from < 0) return [text, lower];
   let out = '';
+  let outLower = '';
   let at = 0;
-  let from = 0;
-  for (;;) {
-    const i = lower.indexOf(needle, from);
-    if (i < 0) break;
+  for (let i = from; i >= 0; i = lower.indexOf(needle, from)) {
     const end = i + needle.length;
     const before = text[i - 1] ?? ' ';
     const after = text[end] ?? ' ';
@@ -543,12 +597,13 @@ function blankLiteral(text: string, name: string): string {
     if (joined) {
       from = i + 1;
     } else {
-      out += text.slice(at, i) + ' ';
+      out += text.slice(at, i) + blankOf(needle.length);
+      outLower += lower.slice(at, i) + blankOf(needle.length);
       at = end;
       from = end;
     }
   }
-  return out + text.slice(at);
+  return at === 0 ? [text, lower] : [out + text.slice(at), outLower + lower.slice(at)];
 }
 
 type Add = (kind: ClaimKind, phrase: string, why: string) => void;
@@ -565,9 +620,7 @@ function checkNullability(clause: string, evidence: Evidence, add: Add): void {
     subjects = [evidence.column];
   } else {
     const tokens = textTokens(clause);
-    const mentioned = evidence.columnMentions
-      .filter((c) => phraseSpans(clause, tokens, c.words).length > 0)
-      .map((c) => c.column);
+    const mentioned = evidence.columnMentions.filter((c) => mentions(clause, tokens, c.words)).map((c) => c.column);
     subjects = mentioned.length > 0 ? mentioned : evidence.entity.columns;
   }
   const phrase = notNull[0];
@@ -586,9 +639,12 @@ function checkNullability(clause: string, evidence: Evidence, add: Add): void {
 }
 
 function checkReferences(text: string, evidence: Evidence, add: Add): void {
+  // Only dotted names, snake_case words and backticked text can be references.
+  if (!MAY_REFERENCE.test(text)) return;
   // Names the entity itself records (however odd their characters) are blanked first.
   let rest = text;
-  for (const name of evidence.literalNames) rest = blankLiteral(rest, name);
+  let lower = text.toLowerCase();
+  for (const name of evidence.literalNames) [rest, lower] = blankLiteral(rest, lower, name);
   for (const m of text.matchAll(BACKTICKED)) {
     const inner = (m[1] ?? '').trim();
     if (inner.includes('.')) checkDotted(inner.replace(/["[\]]/g, ''), evidence, add);

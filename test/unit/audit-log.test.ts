@@ -42,4 +42,30 @@ describe('AuditLog applied index', () => {
     const applied = await log.applied();
     expect([...applied.keys()]).toEqual(['p-2']);
   });
+
+  test('decision lines never enter the index, and a line whose keys come in another order still counts', async () => {
+    const log = new AuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'audit-')), 'c.jsonl'));
+    const decision: AuditEntry = {
+      type: 'decision',
+      time: 't',
+      sweepId: 's1',
+      proposalId: 'p-decided',
+      entityId: 'raw.customers',
+      change: { kind: 'description', target: 'table', text: 'x' },
+      evidence: [],
+      outcome: 'approved',
+      reason: 'r',
+      reviewer: 'mechanical-gate',
+    };
+    await log.append([decision, write('p-1')]);
+    // Another writer (or a hand edit) that puts `type` last: still a write.
+    const { type, ...rest } = write('p-2', 's2');
+    const { appendFileSync } = await import('node:fs');
+    appendFileSync(log.file, JSON.stringify({ ...rest, type }) + '\n');
+    const applied = await log.applied();
+    expect([...applied.entries()].sort()).toEqual([
+      ['p-1', 's1'],
+      ['p-2', 's2'],
+    ]);
+  });
 });
