@@ -23,7 +23,7 @@ export function temporalCli(): string {
 }
 
 /** A throwaway dev server (in-memory SQLite) with ARGUS's search attributes, for one bench run. */
-export async function startDevServer(): Promise<{ address: string; stop(): Promise<void> }> {
+export async function startDevServer(): Promise<{ address: string; pid: number; stop(): Promise<void> }> {
   const cli = temporalCli();
   const port = await freePort();
   const uiPort = await freePort();
@@ -68,6 +68,7 @@ export async function startDevServer(): Promise<{ address: string; stop(): Promi
   }
   return {
     address,
+    pid: child.pid!,
     stop: () => killTree(child),
   };
 }
@@ -95,4 +96,12 @@ export function killTree(child: ChildProcess): Promise<void> {
 export function peakRssMb(pid: number): number {
   const m = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Math.round(Number(m[1]) / 1024) : NaN;
+}
+
+/** CPU time (user + system) a process has used so far, in milliseconds. */
+export function cpuMs(pid: number): number {
+  // Fields after the command name (which may hold spaces) start at the state, field 3; utime and stime are 14, 15.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
 }

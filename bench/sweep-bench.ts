@@ -1,4 +1,4 @@
-// npm run bench [-- --json] [--sizes demo,1000,10000]
+// npm run bench [-- --json] [--sizes demo,1000,10000] [--page-size N] [--concurrency N]
 // Sweeps of the demo catalog and of generated catalogs on a throwaway dev server, with the worker in its own
 // process (compiled code), side by side with the same agents, gate and writes in a plain in-process loop.
 import { execFileSync, spawn } from 'node:child_process';
@@ -18,7 +18,7 @@ import { createCatalogContext } from '../activities/agents/catalog-context';
 import { mechanicalReview } from '../activities/review/mechanical-gate';
 import { applyChange } from '../activities/repairs';
 import { sweepHistoryStats } from '../client/history-stats';
-import { ROOT, startDevServer, killTree, peakRssMb } from './support';
+import { ROOT, startDevServer, killTree, peakRssMb, cpuMs } from './support';
 
 interface SizeResult {
   entities: number;
@@ -27,6 +27,9 @@ interface SizeResult {
   ratio: number;
   maxHistoryEvents: number;
   workerPeakRssMb: number;
+  /** CPU time used during the sweep by the worker and by the dev server (2 cores: up to 2 × wallMs together). */
+  workerCpuMs: number;
+  serverCpuMs: number;
 }
 
 /** The same agents, gate and writes as a sweep, in one loop over the file, written once at the end. */
@@ -62,6 +65,8 @@ async function main(): Promise<void> {
   const sizes = (process.argv.includes('--sizes') && sizesArg ? sizesArg : 'demo,1000,10000').split(',');
   const psArg = process.argv[process.argv.indexOf('--page-size') + 1];
   const pageSize = process.argv.includes('--page-size') && psArg ? Number(psArg) : undefined;
+  const cArg = process.argv[process.argv.indexOf('--concurrency') + 1];
+  const concurrency = process.argv.includes('--concurrency') && cArg ? Number(cArg) : 8;
   const say = (s: string) => process.stderr.write(s + '\n');
   say('bench: building (npm run build)…');
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -85,7 +90,9 @@ async function main(): Promise<void> {
       const loop = inProcessLoop(loopFile);
 
       // A fresh worker process per size, so its peak RSS belongs to that sweep.
-      const worker = spawn(process.execPath, [path.join(ROOT, 'dist', 'worker', 'main.js')], {
+      // ARGUS_BENCH_WORKER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the worker.
+      const nodeFlags = (process.env.ARGUS_BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+      const worker = spawn(process.execPath, [...nodeFlags, path.join(ROOT, 'dist', 'worker', 'main.js')], {
         env: {
           ...process.env,
           TEMPORAL_ADDRESS: server.address,
@@ -101,14 +108,17 @@ async function main(): Promise<void> {
       });
       say(`bench: sweeping ${size} (${loop.entities} entities)…`);
       const id = `sweep/bench-${size}/${Date.now()}`;
+      const cpu0 = { worker: cpuMs(worker.pid!), server: cpuMs(server.pid) };
       const t0 = performance.now();
       const h = await client.workflow.start('sweepWorkflow', {
         taskQueue,
         workflowId: id,
-        args: [{ catalog: { kind: 'file', path: file }, pageSize, concurrency: 8 }],
+        args: [{ catalog: { kind: 'file', path: file }, pageSize, concurrency }],
       });
       const report = (await h.result()) as SweepReport;
       const wallMs = performance.now() - t0;
+      const workerCpu = cpuMs(worker.pid!) - cpu0.worker;
+      const serverCpu = cpuMs(server.pid) - cpu0.server;
       const rss = peakRssMb(worker.pid!);
       await killTree(worker);
       const stats = await sweepHistoryStats(
@@ -134,6 +144,8 @@ async function main(): Promise<void> {
         ratio: Math.round((eps(loop.entities, loop.wallMs) / eps(report.entities.requested, wallMs)) * 100) / 100,
         maxHistoryEvents: stats.maxHistoryEvents,
         workerPeakRssMb: rss,
+        workerCpuMs: Math.round(workerCpu),
+        serverCpuMs: Math.round(serverCpu),
       };
       say(
         `bench: ${size}: ${results[size]!.argus.entitiesPerSecond} entities/s (loop ${results[size]!.inProcess.entitiesPerSecond}), max history ${stats.maxHistoryEvents}, worker peak RSS ${rss} MiB`,
@@ -145,14 +157,14 @@ async function main(): Promise<void> {
   }
   const out = {
     machine: { cpus: os.cpus().length, node: process.version, server: 'temporal server start-dev (in-memory SQLite)' },
-    settings: { pageSize: pageSize ?? 'auto (a tenth of the catalog, 100..1000)', concurrency: 8 },
+    settings: { pageSize: pageSize ?? 'auto (a tenth of the catalog, 100..1000)', concurrency },
     sizes: results,
   };
   if (json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
   else {
     for (const [k, r] of Object.entries(results)) {
       process.stdout.write(
-        `${k.padEnd(6)} ${String(r.entities).padStart(6)} entities  ARGUS ${String(r.argus.entitiesPerSecond).padStart(8)}/s  loop ${String(r.inProcess.entitiesPerSecond).padStart(9)}/s  ratio ${r.ratio}x  max history ${r.maxHistoryEvents}  worker RSS ${r.workerPeakRssMb} MiB\n`,
+        `${k.padEnd(6)} ${String(r.entities).padStart(6)} entities  ARGUS ${String(r.argus.entitiesPerSecond).padStart(8)}/s  loop ${String(r.inProcess.entitiesPerSecond).padStart(9)}/s  ratio ${r.ratio}x  max history ${r.maxHistoryEvents}  worker RSS ${r.workerPeakRssMb} MiB  CPU worker ${r.workerCpuMs} ms, server ${r.serverCpuMs} ms\n`,
       );
     }
   }
