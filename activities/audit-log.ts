@@ -35,6 +35,8 @@ interface Index {
 }
 
 const indexes = new Map<string, Index>();
+const APPEND_SLICE = 2000;
+const READ_SLICE = 4 * 1024 * 1024;
 /** How a decision line starts when `type` is its first key, as ARGUS writes them (others are parsed: still right). */
 const DECISION_PREFIX = '{"type":"decision",';
 const reading = new Map<string, Promise<unknown>>();
@@ -51,7 +53,15 @@ export class AuditLog {
     await fs.mkdir(path.dirname(this.file), { recursive: true });
     const fh = await fs.open(this.file, 'a');
     try {
-      await fh.write(entries.map((e) => JSON.stringify(e)).join('\n') + '\n');
+      // In slices, so a page of thousands of decisions never sits in memory as one string; synced once.
+      for (let i = 0; i < entries.length; i += APPEND_SLICE) {
+        await fh.write(
+          entries
+            .slice(i, i + APPEND_SLICE)
+            .map((e) => JSON.stringify(e) + '\n')
+            .join(''),
+        );
+      }
       await fh.sync();
     } finally {
       await fh.close();
@@ -104,21 +114,25 @@ export class AuditLog {
         idx.offset = 0;
         idx.applied.clear();
       }
-      if (size > idx.offset) {
-        const buf = Buffer.alloc(size - idx.offset);
-        await fh.read(buf, 0, buf.length, idx.offset);
+      // A few megabytes at a time, so a large log (a fresh process meets all of it) never sits in memory whole.
+      let buf = Buffer.alloc(Math.min(READ_SLICE, Math.max(0, size - idx.offset)));
+      while (size > idx.offset) {
+        const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - idx.offset), idx.offset);
         // Work in bytes: a read can end inside a line (or a multi-byte character) another writer is appending.
-        const lastNl = buf.lastIndexOf(0x0a);
-        if (lastNl >= 0) {
-          for (const line of buf.subarray(0, lastNl).toString('utf8').split('\n')) {
-            // Decision lines (most of the log) never change the index: skip them without parsing.
-            if (line.startsWith(DECISION_PREFIX) || !line.trim()) continue;
-            const e = JSON.parse(line) as AuditEntry;
-            if (e.type === 'write') idx.applied.set(e.proposalId, e.sweepId);
-            else if (e.type === 'undo') idx.applied.delete(e.proposalId);
-          }
-          idx.offset += lastNl + 1;
+        const lastNl = buf.subarray(0, bytesRead).lastIndexOf(0x0a);
+        if (lastNl < 0) {
+          if (bytesRead < buf.length) break; // the rest is a line still being written
+          buf = Buffer.alloc(buf.length * 2); // one very long line: read more of it at once
+          continue;
         }
+        for (const line of buf.subarray(0, lastNl).toString('utf8').split('\n')) {
+          // Decision lines (most of the log) never change the index: skip them without parsing.
+          if (line.startsWith(DECISION_PREFIX) || !line.trim()) continue;
+          const e = JSON.parse(line) as AuditEntry;
+          if (e.type === 'write') idx.applied.set(e.proposalId, e.sweepId);
+          else if (e.type === 'undo') idx.applied.delete(e.proposalId);
+        }
+        idx.offset += lastNl + 1;
       }
     } finally {
       await fh.close();

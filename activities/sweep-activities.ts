@@ -1,4 +1,6 @@
 import * as path from 'node:path';
+import { promises as fsp } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { log, Context } from '@temporalio/activity';
 import type { CatalogEntity } from '../domain/catalog';
 import type { AgentName, EntityFailure, Outcome, Proposal, ProposalChange } from '../domain/proposal';
@@ -378,7 +380,8 @@ export function createSweepActivities(deps: ActivityDeps) {
       let total = 0;
       // The report file holds every proposal; the workflow result (a Temporal payload) carries the first ones.
       const limit = input.maxProposalsInReport ?? 1000;
-      const allProposals: ReportProposal[] = [];
+      const kept: ReportProposal[] = [];
+      const spool = await ReportSpool.open(ledger.reportFile());
       const fs = await import('node:fs/promises');
       const before: CatalogStats = { describable: 0, described: 0, piiLooking: 0, tagged: 0 };
       const after: CatalogStats = { describable: 0, described: 0, piiLooking: 0, tagged: 0 };
@@ -389,34 +392,35 @@ export function createSweepActivities(deps: ActivityDeps) {
         to.piiLooking += s.piiLooking;
         to.tagged += s.tagged;
       };
-      for (const n of await ledger.pageNumbers()) {
-        Context.current().heartbeat(n);
-        const pageBefore = await ledger.stats(n, 'before');
-        add(before, pageBefore);
-        // A page whose write never ran still holds what it held before.
-        add(after, (await ledger.stats(n, 'after')) ?? pageBefore);
-        const dir = path.join(ledger.dir, 'pages', String(n).padStart(6, '0'));
-        for (const f of (await fs.readdir(dir)).filter((x) => x.startsWith('failures-'))) {
-          failures.push(...(JSON.parse(await fs.readFile(path.join(dir, f), 'utf8')) as EntityFailure[]));
-        }
-        const proposals = await ledger.proposals(n);
-        const outcomes = new Map((await ledger.outcomes(n)).map((o) => [o.proposalId, o]));
-        const w = await ledger.writes(n);
-        const writtenSet = new Set(w?.written ?? []);
-        written += w?.written.length ?? 0;
-        already += w?.already.length ?? 0;
-        keptHuman += w?.keptHuman.length ?? 0;
-        for (const p of proposals) {
-          total++;
-          const o = outcomes.get(p.id);
-          const decision = o?.decision ?? 'not_reviewed';
-          const k = byKind[p.change.kind];
-          k.proposed++;
-          k[decision]++;
-          outcomesCount[decision]++;
-          if (writtenSet.has(p.id)) k.written++;
-          {
-            allProposals.push({
+      try {
+        for (const n of await ledger.pageNumbers()) {
+          Context.current().heartbeat(n);
+          const pageBefore = await ledger.stats(n, 'before');
+          add(before, pageBefore);
+          // A page whose write never ran still holds what it held before.
+          add(after, (await ledger.stats(n, 'after')) ?? pageBefore);
+          const dir = path.join(ledger.dir, 'pages', String(n).padStart(6, '0'));
+          for (const f of (await fs.readdir(dir)).filter((x) => x.startsWith('failures-'))) {
+            failures.push(...(JSON.parse(await fs.readFile(path.join(dir, f), 'utf8')) as EntityFailure[]));
+          }
+          const proposals = await ledger.proposals(n);
+          const outcomes = new Map((await ledger.outcomes(n)).map((o) => [o.proposalId, o]));
+          const w = await ledger.writes(n);
+          const writtenSet = new Set(w?.written ?? []);
+          written += w?.written.length ?? 0;
+          already += w?.already.length ?? 0;
+          keptHuman += w?.keptHuman.length ?? 0;
+          const pageRows: ReportProposal[] = [];
+          for (const p of proposals) {
+            total++;
+            const o = outcomes.get(p.id);
+            const decision = o?.decision ?? 'not_reviewed';
+            const k = byKind[p.change.kind];
+            k.proposed++;
+            k[decision]++;
+            outcomesCount[decision]++;
+            if (writtenSet.has(p.id)) k.written++;
+            const row: ReportProposal = {
               id: p.id,
               entityId: p.entityId,
               agent: p.agent,
@@ -427,9 +431,15 @@ export function createSweepActivities(deps: ActivityDeps) {
               reviewer: o?.reviewer ?? 'none',
               written: writtenSet.has(p.id),
               ...(w?.notes[p.id] ? { writeNote: w.notes[p.id] } : {}),
-            });
+            };
+            pageRows.push(row);
+            if (kept.length < limit) kept.push(row);
           }
+          await spool.add(pageRows);
         }
+      } catch (e) {
+        await spool.abort();
+        throw e;
       }
       const failedEntities = new Set(failures.map((f) => f.entity));
       const processed = Math.max(0, input.requested - failedEntities.size);
@@ -478,23 +488,86 @@ export function createSweepActivities(deps: ActivityDeps) {
         failures: failures.slice(0, 500),
         failuresTruncated: Math.max(0, failures.length - 500) + input.workflowFailuresDropped,
         endpoints: { retired: input.retired, breakerTripped: input.breakerTripped },
-        proposals: allProposals.slice(0, limit),
+        proposals: kept,
         proposalsTruncated: Math.max(0, total - limit),
         reportFile: ledger.reportFile(),
         executions: input.executions,
       };
-      await writeFileAtomic(
-        ledger.reportFile(),
-        // Indented for people when small; compact when large (a 10,000-entity report holds ~76,000 proposals).
-        JSON.stringify(
-          { ...report, proposals: allProposals, proposalsTruncated: 0 },
-          null,
-          total > 5000 ? undefined : 2,
-        ),
-      );
+      await spool.finish(report);
       return report;
     },
   };
 }
 
 export type SweepActivities = ReturnType<typeof createSweepActivities>;
+
+/**
+ * The report file is written page by page: every proposal goes to a spool file as the pages are read, so a
+ * report of ~76,000 proposals never sits in memory whole. Small reports (up to 5,000 proposals) come out
+ * indented for people; large ones compact, with the proposals last.
+ */
+class ReportSpool {
+  private count = 0;
+  private constructor(
+    private readonly file: string,
+    private readonly spoolFile: string,
+    private readonly fh: FileHandle,
+  ) {}
+
+  static async open(file: string): Promise<ReportSpool> {
+    await fsp.mkdir(path.dirname(file), { recursive: true });
+    const spoolFile = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.proposals.tmp`;
+    return new ReportSpool(file, spoolFile, await fsp.open(spoolFile, 'w'));
+  }
+
+  async add(rows: ReportProposal[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.fh.write(rows.map((r) => (this.count++ === 0 ? '' : ',') + JSON.stringify(r)).join(''));
+  }
+
+  async abort(): Promise<void> {
+    await this.fh.close().catch(() => undefined);
+    await fsp.rm(this.spoolFile, { force: true });
+  }
+
+  /** Write the report file atomically: the report's fields with every spooled proposal. */
+  async finish(report: SweepReport): Promise<void> {
+    await this.fh.close();
+    try {
+      const whole = { ...report, proposalsTruncated: 0 };
+      if (this.count <= 5000) {
+        const proposals = JSON.parse(`[${await fsp.readFile(this.spoolFile, 'utf8')}]`) as ReportProposal[];
+        await writeFileAtomic(this.file, JSON.stringify({ ...whole, proposals }, null, 2));
+        return;
+      }
+      const { proposals: _kept, ...rest } = whole;
+      void _kept;
+      const tmp = `${this.file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+      const out = await fsp.open(tmp, 'w');
+      try {
+        const head = JSON.stringify(rest);
+        await out.write(`${head.slice(0, -1)},"proposals":[`);
+        const src = await fsp.open(this.spoolFile, 'r');
+        try {
+          const buf = Buffer.alloc(1 << 20);
+          for (;;) {
+            const { bytesRead } = await src.read(buf, 0, buf.length, null);
+            if (bytesRead === 0) break;
+            await out.write(buf.subarray(0, bytesRead));
+          }
+        } finally {
+          await src.close();
+        }
+        await out.write(']}');
+        await out.close();
+        await fsp.rename(tmp, this.file);
+      } catch (e) {
+        await out.close().catch(() => undefined);
+        await fsp.rm(tmp, { force: true });
+        throw e;
+      }
+    } finally {
+      await fsp.rm(this.spoolFile, { force: true });
+    }
+  }
+}

@@ -95,8 +95,16 @@ function validate(p: Parsed, id: string): CatalogEntity | undefined {
     );
     return undefined;
   }
+  // Keep the entity's text as the file has it (untouched entities are written back as they were), and let the
+  // validated object stand for it from now on: one copy of each entity in memory instead of two.
+  p.serialized[idx] ??= entityText(p, p.rawEntities[idx]!);
+  p.rawEntities[idx] = r.data as unknown as Record<string, unknown>;
   p.valid.set(id, r.data);
   return r.data;
+}
+
+function entityText(p: Parsed, entity: unknown): string {
+  return p.indented ? '    ' + JSON.stringify(entity, null, 2).replace(/\n/g, '\n    ') : JSON.stringify(entity);
 }
 
 async function acquireLock(lockPath: string, timeoutMs = 30000): Promise<() => Promise<void>> {
@@ -135,9 +143,7 @@ function serialize(p: Parsed): string {
   for (let i = 0; i < p.rawEntities.length; i++) {
     let t = p.serialized[i];
     if (t === undefined) {
-      t = p.indented
-        ? '    ' + JSON.stringify(p.rawEntities[i], null, 2).replace(/\n/g, '\n    ')
-        : JSON.stringify(p.rawEntities[i]);
+      t = entityText(p, p.rawEntities[i]);
       p.serialized[i] = t;
     }
     parts.push(t);
@@ -257,11 +263,8 @@ export class FileCatalogStore implements CatalogStore {
         throw e;
       }
       if (touched.size > 0) {
-        for (const idx of touched) {
-          const e = p.valid.get(entityId(p.rawEntities[idx]!, idx));
-          if (e) p.rawEntities[idx] = e as unknown as Record<string, unknown>;
-          p.serialized[idx] = undefined;
-        }
+        // Touched entities are validated ones, so rawEntities already holds the changed objects.
+        for (const idx of touched) p.serialized[idx] = undefined;
         const text = serialize(p);
         const tmp = `${this.file}.${process.pid}.${Date.now()}.tmp`;
         p.committing = true;

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { AuditLog, type AuditEntry } from '../../activities/audit-log';
 
-const write = (proposalId: string, sweepId = 's1'): AuditEntry => ({
+const write = (proposalId: string, sweepId = 's1'): Extract<AuditEntry, { type: 'write' }> => ({
   type: 'write',
   time: '2026-11-29T00:00:00.000Z',
   sweepId,
@@ -67,5 +67,19 @@ describe('AuditLog applied index', () => {
       ['p-1', 's1'],
       ['p-2', 's2'],
     ]);
+  });
+
+  test('a log of many megabytes, with one line longer than a read slice, is indexed whole', async () => {
+    const log = new AuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'audit-')), 'd.jsonl'));
+    const long = (id: string, chars: number): AuditEntry => ({ ...write(id), after: 'é'.repeat(chars) });
+    const ids = Array.from({ length: 3000 }, (_, i) => `p-${i}`);
+    await log.append(ids.map((id) => long(id, 1000))); // ~6 MB of two-byte characters
+    await log.append([long('p-huge', 3_000_000)]); // one line of ~6 MB
+    await log.append([write('p-last')]);
+    const { size } = await (await import('node:fs/promises')).stat(log.file);
+    expect(size).toBeGreaterThan(12_000_000);
+    const applied = await new AuditLog(log.file).applied();
+    expect(applied.size).toBe(ids.length + 2);
+    expect(applied.has('p-huge') && applied.has('p-last') && applied.has('p-2999')).toBe(true);
   });
 });

@@ -32,6 +32,20 @@ describe('FileCatalogStore writes', () => {
     expect({ ...after, entities: [] }).toEqual({ ...before, entities: [] });
   });
 
+  test('an entity read (and so validated, with defaults filled in) but not changed is written back as it was', async () => {
+    const file = catalogFile(undefined);
+    const doc = JSON.parse(readFileSync(file, 'utf8'));
+    delete doc.entities[2].upstream;
+    delete doc.entities[2].pii_exceptions;
+    for (const c of doc.entities[2].columns) delete c.tags;
+    writeFileSync(file, JSON.stringify(doc) + '\n');
+    const store = new FileCatalogStore(file);
+    const [read] = (await store.getEntities([doc.entities[2].id])).entities;
+    expect(read!.upstream).toEqual([]);
+    await describeFirst(store, 'Changed by the test.');
+    expect(JSON.parse(readFileSync(file, 'utf8')).entities[2]).toEqual(doc.entities[2]);
+  });
+
   test('an indented file stays indented', async () => {
     const file = catalogFile(2);
     const before = JSON.parse(readFileSync(file, 'utf8'));

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { writeFileSync, mkdirSync } from 'node:fs';
+import { writeFileSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { uniqueId } from '../support/temporal-env';
 import { useArgusWorker } from '../support/argus-worker';
 import { generateCatalog } from '../../catalog/generate';
@@ -32,7 +32,26 @@ test('a generated catalog goes through children and continue-as-new; no executio
   // the bench checks the same at 10,000 entities with the default settings.
   expect(stats.maxHistoryEvents).toBeLessThan(10240);
   expect(stats.maxSweepEvents).toBeLessThan(pagesPerRun * 40);
-  expect(report.outcomes.approved + report.outcomes.rejected + report.outcomes.not_reviewed).toBe(
-    report.byKind.description.proposed + report.byKind.pii_tag.proposed + report.byKind.lineage_flag.proposed,
-  );
+  const proposed =
+    report.byKind.description.proposed + report.byKind.pii_tag.proposed + report.byKind.lineage_flag.proposed;
+  expect(report.outcomes.approved + report.outcomes.rejected + report.outcomes.not_reviewed).toBe(proposed);
+
+  // The result carries the first 1,000 proposals; the report file (written page by page, compact at this
+  // size) carries every one, with the same figures.
+  expect(proposed).toBeGreaterThan(5000);
+  expect(report.proposals).toHaveLength(1000);
+  expect(report.proposalsTruncated).toBe(proposed - 1000);
+  const text = readFileSync(report.reportFile, 'utf8');
+  expect(text.split('\n').filter(Boolean)).toHaveLength(1);
+  const full = JSON.parse(text) as SweepReport;
+  expect(full.proposals).toHaveLength(proposed);
+  expect(full.proposalsTruncated).toBe(0);
+  expect(full.proposals.slice(0, 1000)).toEqual(report.proposals);
+  expect(new Set(full.proposals.map((p) => p.id)).size).toBe(proposed);
+  expect(full.proposals.filter((p) => p.outcome === 'approved')).toHaveLength(report.outcomes.approved);
+  expect(full.proposals.filter((p) => p.written)).toHaveLength(report.written);
+  const { proposals: _a, proposalsTruncated: _b, ...fileFigures } = full;
+  const { proposals: _c, proposalsTruncated: _d, ...resultFigures } = report;
+  expect(fileFigures).toEqual(resultFigures);
+  expect(readdirSync(path.dirname(report.reportFile)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
 });

@@ -63,6 +63,10 @@ describe('sweepWorkflow on the demo catalog (mechanical review)', () => {
     expect(not_reviewed).toBe(0);
     expect(report.written).toBe(approved);
     expect(report.proposals.filter((p) => p.written).length).toBe(report.written);
+    // The report file holds the same, indented for people at this size.
+    const text = readFileSync(report.reportFile, 'utf8');
+    expect(text).toMatch(/^\{\n {2}"reportVersion": 1,/);
+    expect(JSON.parse(text)).toEqual(report);
   });
 
   test('obvious PII is tagged, traps are not', () => {
