@@ -27,6 +27,8 @@ interface Parsed {
 }
 
 const cache = new Map<string, Parsed>();
+const ENTITIES_MARK = '\u0000argus:entities\u0000';
+const ENTITIES_MARK_JSON = JSON.stringify(ENTITIES_MARK);
 
 function entityId(raw: Record<string, unknown>, index: number): string {
   return typeof raw.id === 'string' && raw.id.length > 0 ? raw.id : `#${index}`;
@@ -66,7 +68,8 @@ function parse(text: string, file: string, mtimeMs: number, size: number): Parse
     mtimeMs,
     size,
     name: env.data.name,
-    raw: json as Record<string, unknown>,
+    // The envelope without its entities (the key stays where it was), so the file's objects are not kept twice.
+    raw: { ...(json as Record<string, unknown>), entities: ENTITIES_MARK },
     rawEntities,
     byId,
     ids: [...byId.keys()],
@@ -138,7 +141,7 @@ const queues = new Map<string, Queue>();
  * The whole file, in its own layout, from cached per-entity text: only entities changed since the last write
  * are serialised again, so a write costs a string join, not a walk of the whole catalog.
  */
-function serialize(p: Parsed): string {
+function serialize(p: Parsed): string[] {
   const parts: string[] = [];
   for (let i = 0; i < p.rawEntities.length; i++) {
     let t = p.serialized[i];
@@ -148,15 +151,17 @@ function serialize(p: Parsed): string {
     }
     parts.push(t);
   }
-  if (!p.indented) {
-    const head = JSON.stringify({ ...p.raw, entities: [] });
-    const at = head.lastIndexOf('[]');
-    return `${head.slice(0, at)}[${parts.join(',')}]${head.slice(at + 2)}\n`;
-  }
-  const head = JSON.stringify({ ...p.raw, entities: [] }, null, 2);
-  // head ends with `"entities": []\n}`: splice the entities in.
-  const at = head.lastIndexOf('[]');
-  return `${head.slice(0, at)}[\n${parts.join(',\n')}\n  ]${head.slice(at + 2)}\n`;
+  // Pieces of about a thousand entities: a large catalog is never built as one string (nor one buffer).
+  const sep = p.indented ? ',\n' : ',';
+  const pieces: string[] = [];
+  for (let i = 0; i < parts.length; i += 1000) pieces.push((i === 0 ? '' : sep) + parts.slice(i, i + 1000).join(sep));
+  // The envelope holds a marker where the entities go (p.raw keeps the key where the file had it).
+  const head = JSON.stringify(p.raw, null, p.indented ? 2 : undefined);
+  const at = head.indexOf(ENTITIES_MARK_JSON);
+  const rest = head.slice(at + ENTITIES_MARK_JSON.length);
+  return p.indented
+    ? [`${head.slice(0, at)}[\n`, ...pieces, `\n  ]${rest}\n`]
+    : [`${head.slice(0, at)}[`, ...pieces, `]${rest}\n`];
 }
 
 /** The default catalog adapter: one versioned JSON file, updated atomically (temp file + rename). */
@@ -265,13 +270,13 @@ export class FileCatalogStore implements CatalogStore {
       if (touched.size > 0) {
         // Touched entities are validated ones, so rawEntities already holds the changed objects.
         for (const idx of touched) p.serialized[idx] = undefined;
-        const text = serialize(p);
+        const pieces = serialize(p);
         const tmp = `${this.file}.${process.pid}.${Date.now()}.tmp`;
         p.committing = true;
         try {
           const fh = await fs.open(tmp, 'w');
           try {
-            await fh.writeFile(text);
+            for (const piece of pieces) await fh.write(piece);
             await fh.sync();
           } finally {
             await fh.close();

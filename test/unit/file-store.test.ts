@@ -46,6 +46,24 @@ describe('FileCatalogStore writes', () => {
     expect(JSON.parse(readFileSync(file, 'utf8')).entities[2]).toEqual(doc.entities[2]);
   });
 
+  test('envelope fields after the entities (even ones holding "[]") stay where they were', async () => {
+    const file = catalogFile(2);
+    const doc = JSON.parse(readFileSync(file, 'utf8'));
+    const reordered = {
+      format: doc.format,
+      version: doc.version,
+      entities: doc.entities,
+      name: doc.name,
+      description: 'Has [] in it.',
+    };
+    writeFileSync(file, JSON.stringify(reordered, null, 2) + '\n');
+    await describeFirst(new FileCatalogStore(file), 'Changed by the test.');
+    const after = JSON.parse(readFileSync(file, 'utf8'));
+    expect(Object.keys(after)).toEqual(['format', 'version', 'entities', 'name', 'description']);
+    expect(after.description).toBe('Has [] in it.');
+    expect(after.entities).toHaveLength(doc.entities.length);
+  });
+
   test('an indented file stays indented', async () => {
     const file = catalogFile(2);
     const before = JSON.parse(readFileSync(file, 'utf8'));
