@@ -300,11 +300,18 @@ export function detectUnsupportedClaims(
  * table.", "The email column."
  */
 export function isUninformative(text: string, entity: CatalogEntity, column?: string): boolean {
-  const nameTokens = new Set(nameWords(entity.name));
-  for (const w of nameWords(entity.id)) nameTokens.add(w);
-  if (column) for (const w of nameWords(column)) nameTokens.add(w);
-  return splitWords(text).every((w) => FILLER.has(w) || nameTokens.has(w) || nameTokens.has(singular(w)));
+  let entityTokens = entityNameTokens.get(entity);
+  if (!entityTokens) {
+    entityTokens = new Set([...nameWords(entity.name), ...nameWords(entity.id)]);
+    entityNameTokens.set(entity, entityTokens);
+  }
+  const columnTokens = column ? nameWords(column) : [];
+  const known = (w: string) => entityTokens.has(w) || columnTokens.includes(w);
+  return splitWords(text).every((w) => FILLER.has(w) || known(w) || known(singular(w)));
 }
+
+/** The words of an entity's name and id (neither changes during a sweep). */
+const entityNameTokens = new WeakMap<CatalogEntity, Set<string>>();
 
 interface Evidence {
   entity: CatalogEntity;
