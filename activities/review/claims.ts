@@ -363,10 +363,9 @@ function withColumn(base: Evidence, columnName: string): Evidence {
   // last refreshed" for refreshed_at): those words are the evidence, not a claim.
   if (column !== undefined) {
     const own = nameWords(column.name);
-    for (const w of own) if (w.length >= 3) columnMasks.push({ words: [w], placeholder: NAME_REF });
+    for (const w of own) if (w.length >= 3) columnMasks.push(makeMask([w], NAME_REF));
     // latest_order_at may be described as "the most recent order": recency is the column's meaning.
-    if (own.some((w) => RECENCY.has(w)))
-      for (const syn of RECENCY_SYNONYMS) columnMasks.push({ words: syn, placeholder: NAME_REF });
+    if (own.some((w) => RECENCY.has(w))) for (const syn of RECENCY_SYNONYMS) columnMasks.push(makeMask(syn, NAME_REF));
   }
   columnMasks.sort(longestFirst);
   // The rank a stable sort of [...masks, ...columnMasks] would give: after every entity mask that is as
@@ -381,7 +380,7 @@ function withColumn(base: Evidence, columnName: string): Evidence {
 
 /** Longer names mask first: more words, then more letters. */
 function longestFirst(a: Mask, b: Mask): number {
-  return b.words.length - a.words.length || b.words.join('').length - a.words.join('').length;
+  return b.words.length - a.words.length || b.chars - a.chars;
 }
 
 function computeEvidence(entity: CatalogEntity, ctx: CatalogContext, columnName: string | undefined): Evidence {
@@ -412,8 +411,9 @@ function computeEvidence(entity: CatalogEntity, ctx: CatalogContext, columnName:
     if (lower.includes('.')) knownDotted.add(lower);
     knownDotted.add(`${entity.name.toLowerCase()}.${lower}`);
     knownDotted.add(`${entity.id.toLowerCase()}.${lower}`);
-    for (const t of c.type.toLowerCase().match(DOTTED) ?? []) knownDotted.add(t);
-    for (const t of c.type.toLowerCase().split(/[^\p{L}\p{N}_$]+/u)) if (t !== '') knownWords.add(t);
+    const typeTokens = tokensOfType(c.type);
+    for (const t of typeTokens.dotted) knownDotted.add(t);
+    for (const t of typeTokens.words) knownWords.add(t);
     if (c.foreign_key !== undefined) {
       const fk = c.foreign_key.toLowerCase();
       knownDotted.add(fk);
@@ -434,7 +434,7 @@ function computeEvidence(entity: CatalogEntity, ctx: CatalogContext, columnName:
   const masks: Mask[] = [];
   const nameMask = (name: string, placeholder = NAME_REF) => {
     const words = nameWords(name);
-    if (words.length > 0) masks.push({ words, placeholder });
+    if (words.length > 0) masks.push(makeMask(words, placeholder));
   };
   nameMask(entity.name);
   nameMask(entity.id);
@@ -477,9 +477,30 @@ function computeEvidence(entity: CatalogEntity, ctx: CatalogContext, columnName:
   };
 }
 
+/** The dotted names and words of a column type ("numeric(12,2)", "myschema.money"): a few hundred types repeat. */
+const typeTokenCache = new Map<string, { dotted: string[]; words: string[] }>();
+function tokensOfType(type: string): { dotted: string[]; words: string[] } {
+  let hit = typeTokenCache.get(type);
+  if (!hit) {
+    const lower = type.toLowerCase();
+    hit = { dotted: lower.match(DOTTED) ?? [], words: lower.split(/[^\p{L}\p{N}_$]+/u).filter((t) => t !== '') };
+    if (typeTokenCache.size >= 2000) typeTokenCache.clear();
+    typeTokenCache.set(type, hit);
+  }
+  return hit;
+}
+
 interface Mask {
   words: string[];
   placeholder: string;
+  /** Letters in the words, for ordering. */
+  chars: number;
+}
+
+function makeMask(words: string[], placeholder: string): Mask {
+  let chars = 0;
+  for (const w of words) chars += w.length;
+  return { words, placeholder, chars };
 }
 
 interface TextToken {
