@@ -29,6 +29,9 @@ export interface PageWrites {
   notes: Record<string, string>;
 }
 
+const PROPOSAL_PAGES_KEPT = 16;
+const proposalCache = new Map<string, { signature: string; proposals: readonly Proposal[] }>();
+
 /**
  * A sweep's claim-check store: proposals and outcomes of each page live here, keyed by page, so that
  * workflow histories carry counts and ids instead of payloads. Every file is written whole and atomically,
@@ -59,7 +62,12 @@ export class SweepLedger {
   writeProposals(n: number, agent: string, proposals: Proposal[]): Promise<void> {
     return writeFileAtomic(this.page(n, `proposals-${agent}.json`), JSON.stringify(proposals));
   }
-  async proposals(n: number): Promise<Proposal[]> {
+  /**
+   * A page's proposals, every agent's. The gate, the write and the report each read them: the parsed list is
+   * kept for recent pages while the files are unchanged (same names, inodes, sizes and times). Callers must not
+   * modify what they get.
+   */
+  async proposals(n: number): Promise<readonly Proposal[]> {
     const dir = path.dirname(this.page(n, 'x'));
     let files: string[];
     try {
@@ -67,8 +75,19 @@ export class SweepLedger {
     } catch {
       return [];
     }
+    const stats = await Promise.all(files.map((f) => fs.stat(path.join(dir, f)).catch(() => undefined)));
+    // A rewrite is a rename of a new file: its inode changes even where timestamps are coarse.
+    const signature = files.map((f, i) => `${f}:${stats[i]?.ino}:${stats[i]?.size}:${stats[i]?.mtimeMs}`).join('|');
+    const hit = proposalCache.get(dir);
+    if (hit && hit.signature === signature) {
+      proposalCache.delete(dir);
+      proposalCache.set(dir, hit);
+      return hit.proposals;
+    }
     const out: Proposal[] = [];
     for (const f of files) out.push(...((await readJson<Proposal[]>(path.join(dir, f))) ?? []));
+    proposalCache.set(dir, { signature, proposals: out });
+    if (proposalCache.size > PROPOSAL_PAGES_KEPT) proposalCache.delete(proposalCache.keys().next().value!);
     return out;
   }
 
