@@ -55,7 +55,7 @@ export class AuditLog {
     try {
       // In slices, so a page of thousands of decisions never sits in memory as one string; synced once.
       for (let i = 0; i < entries.length; i += APPEND_SLICE) {
-        await fh.write(
+        await fh.writeFile(
           entries
             .slice(i, i + APPEND_SLICE)
             .map((e) => JSON.stringify(e) + '\n')

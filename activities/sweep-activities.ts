@@ -522,7 +522,7 @@ class ReportSpool {
 
   async add(rows: ReportProposal[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.fh.write(rows.map((r) => (this.count++ === 0 ? '' : ',') + JSON.stringify(r)).join(''));
+    await this.fh.writeFile(rows.map((r) => (this.count++ === 0 ? '' : ',') + JSON.stringify(r)).join(''));
   }
 
   async abort(): Promise<void> {
@@ -546,19 +546,19 @@ class ReportSpool {
       const out = await fsp.open(tmp, 'w');
       try {
         const head = JSON.stringify(rest);
-        await out.write(`${head.slice(0, -1)},"proposals":[`);
+        await out.writeFile(`${head.slice(0, -1)},"proposals":[`);
         const src = await fsp.open(this.spoolFile, 'r');
         try {
           const buf = Buffer.alloc(1 << 20);
           for (;;) {
             const { bytesRead } = await src.read(buf, 0, buf.length, null);
             if (bytesRead === 0) break;
-            await out.write(buf.subarray(0, bytesRead));
+            await out.writeFile(buf.subarray(0, bytesRead));
           }
         } finally {
           await src.close();
         }
-        await out.write(']}');
+        await out.writeFile(']}');
         await out.close();
         await fsp.rename(tmp, this.file);
       } catch (e) {

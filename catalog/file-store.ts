@@ -276,7 +276,7 @@ export class FileCatalogStore implements CatalogStore {
         try {
           const fh = await fs.open(tmp, 'w');
           try {
-            for (const piece of pieces) await fh.write(piece);
+            for (const piece of pieces) await fh.writeFile(piece);
             await fh.sync();
           } finally {
             await fh.close();
