@@ -181,7 +181,7 @@ async function main(): Promise<void> {
   else {
     for (const [k, r] of Object.entries(results)) {
       process.stdout.write(
-        `${k.padEnd(6)} ${String(r.entities).padStart(6)} entities  ARGUS ${String(r.argus.entitiesPerSecond).padStart(8)}/s  loop ${String(r.inProcess.entitiesPerSecond).padStart(9)}/s  ratio ${r.ratio}x  max history ${r.maxHistoryEvents}  worker RSS ${r.workerPeakRssMb} MiB  CPU worker ${r.workerCpuMs} ms, server ${r.serverCpuMs} ms\n`,
+        `${k.padEnd(6)} ${String(r.entities).padStart(6)} entities  ARGUS ${String(r.argus.entitiesPerSecond).padStart(8)}/s  loop ${String(r.inProcess.entitiesPerSecond).padStart(9)}/s  ratio ${r.ratio}x  max history ${r.maxHistoryEvents}  worker RSS ${r.workerPeakRssMb} MiB  CPU worker ${r.workerCpuMs} ms, server ${r.serverCpuMs} ms${r.runs ? `  (median of runs: ${r.runs.join(', ')})` : ''}\n`,
       );
     }
   }
