@@ -3,44 +3,24 @@
 import * as path from 'node:path';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { Client, Connection } from '@temporalio/client';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { connectTestClient, uniqueId } from '../support/temporal-env';
-import {
-  bundleOnce,
-  startTestWorker,
-  copyCatalog,
-  readCatalog,
-  writeCatalog,
-  DEMO_CATALOG,
-  type TestWorker,
-} from '../support/argus-worker';
+import { uniqueId } from '../support/temporal-env';
+import { useArgusWorker, copyCatalog, readCatalog, writeCatalog, DEMO_CATALOG } from '../support/argus-worker';
 import { generateCatalog } from '../../catalog/generate';
 import { buildProgram, exitCodeFor, EXIT } from '../../client/cli';
 import type { SweepReport } from '../../domain/report';
 import { argus, cliEnv, type Ran } from './spawn';
 import { SK } from '../support/fake-secrets';
 
-let bundle: WorkflowBundleWithSourceMap;
-let tw: TestWorker;
 let env: NodeJS.ProcessEnv;
-let client: Client;
-let connection: Connection;
+
+const w = useArgusWorker('tq-cli');
 
 beforeAll(async () => {
-  bundle = await bundleOnce();
-  tw = await startTestWorker(bundle, uniqueId('tq-cli'));
-  env = cliEnv(tw.taskQueue);
+  env = cliEnv(w.tw.taskQueue);
   mkdirSync(dir(), { recursive: true });
-  ({ client, connection } = await connectTestClient());
 });
 
-afterAll(async () => {
-  await tw?.stop();
-  await connection?.close();
-});
-
-const dir = () => path.join(tw.stateDir, 'copies');
+const dir = () => path.join(w.tw.stateDir, 'copies');
 const json = <T>(r: Ran): T => JSON.parse(r.stdout) as T;
 
 /** Fail with the CLI's own words when the exit code is not the expected one. */
@@ -183,7 +163,7 @@ test('status of a running sweep shows live progress (continue-as-new included); 
   const { workflowId } = json<{ workflowId: string }>(start);
 
   // Wait until it has done some pages, so the progress has something to say.
-  const handle = client.workflow.getHandle(workflowId);
+  const handle = w.client.workflow.getHandle(workflowId);
   for (let i = 0; i < 100; i++) {
     const p = await handle.query<{ pagesDone: number }>('progress').catch(() => ({ pagesDone: 0 }));
     if (p.pagesDone >= 12) break;
@@ -255,7 +235,7 @@ test('--endpoints-file puts the endpoints, never a key, into the input; model re
   );
   expectExit(r, EXIT.ok);
   const { workflowId } = json<{ workflowId: string }>(r);
-  const handle = client.workflow.getHandle(workflowId);
+  const handle = w.client.workflow.getHandle(workflowId);
   const d = await handle.describe();
   expect(await d.staticSummary()).toBe('ARGUS sweep of demo (model review, dry run)');
   const hist = await handle.fetchHistory();
@@ -270,7 +250,7 @@ test('--endpoints-file puts the endpoints, never a key, into the input; model re
 });
 
 test('demo --json prints only JSON on stdout and exits 0', async () => {
-  const stateDir = path.join(tw.stateDir, 'demo-state');
+  const stateDir = path.join(w.tw.stateDir, 'demo-state');
   const r = await argus(['demo', '--json'], cliEnv(uniqueId('tq-cli-demo'), { ARGUS_STATE_DIR: stateDir }), 120_000);
   expectExit(r, EXIT.ok);
   const report = json<SweepReport & { webUi: string }>(r);

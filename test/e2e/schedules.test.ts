@@ -2,19 +2,10 @@
 // process, and the printed `temporal schedule create` command run by the real temporal binary.
 import * as path from 'node:path';
 import { writeFileSync } from 'node:fs';
-import { ScheduleNotFoundError, type Client, type Connection, type ScheduleDescription } from '@temporalio/client';
+import { ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/client';
 import type { TypedSearchAttributes } from '@temporalio/common';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { connectTestClient, temporalCliPath, testAddress, uniqueId } from '../support/temporal-env';
-import {
-  bundleOnce,
-  startTestWorker,
-  copyCatalog,
-  readCatalog,
-  writeCatalog,
-  DEMO_CATALOG,
-  type TestWorker,
-} from '../support/argus-worker';
+import { temporalCliPath, testAddress, uniqueId } from '../support/temporal-env';
+import { useArgusWorker, copyCatalog, readCatalog, writeCatalog, DEMO_CATALOG } from '../support/argus-worker';
 import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
 import { EXIT } from '../../client/cli';
 import type { ScheduleRow } from '../../client/schedules';
@@ -25,24 +16,17 @@ import { SK } from '../support/fake-secrets';
 
 const KEY_ENV = 'ARGUS_TEST_SCHEDULE_KEY';
 
-let bundle: WorkflowBundleWithSourceMap;
-let tw: TestWorker;
 let env: NodeJS.ProcessEnv;
-let client: Client;
-let connection: Connection;
 let fp: FakeProvider;
 
+const w = useArgusWorker('tq-schedules', { ...process.env, [KEY_ENV]: `${SK}test-not-a-key` });
+
 beforeAll(async () => {
-  bundle = await bundleOnce();
   fp = await startFakeProvider({ port: 0 });
-  tw = await startTestWorker(bundle, uniqueId('tq-schedules'), { ...process.env, [KEY_ENV]: `${SK}test-not-a-key` });
-  env = cliEnv(tw.taskQueue);
-  ({ client, connection } = await connectTestClient());
+  env = cliEnv(w.tw.taskQueue);
 });
 
 afterAll(async () => {
-  await tw?.stop();
-  await connection?.close();
   await fp?.close();
 });
 
@@ -72,13 +56,13 @@ async function trigger(scheduleId: string): Promise<{ workflowId: string; report
   expectExit(r, EXIT.ok);
   const { workflowId } = json<{ workflowId: string | null }>(r);
   expect(workflowId).toEqual(expect.any(String));
-  const report = (await client.workflow.getHandle(workflowId!).result()) as SweepReport;
+  const report = (await w.client.workflow.getHandle(workflowId!).result()) as SweepReport;
   return { workflowId: workflowId!, report };
 }
 
 /** A small catalog: the first `n` demo entities. */
 function smallCatalog(name: string, n = 8): string {
-  const file = copyCatalog(DEMO_CATALOG, path.join(tw.stateDir, 'copies', name), `${name}.json`);
+  const file = copyCatalog(DEMO_CATALOG, path.join(w.tw.stateDir, 'copies', name), `${name}.json`);
   const c = readCatalog(file);
   c.entities = c.entities.slice(0, n);
   writeCatalog(file, c);
@@ -112,9 +96,9 @@ test('create (paused, every 1h), list, trigger a sweep that completes, pause, un
   expect(workflowId).toMatch(/^sweep\/sched-mech\/scheduled-\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   expect(report).toMatchObject({ sweepId: workflowId, partial: false, mode: 'mechanical' });
   expect(report.entities.processed).toBe(12);
-  const d = await client.workflow.getHandle(workflowId).describe();
+  const d = await w.client.workflow.getHandle(workflowId).describe();
   expect(d.status.name).toBe('COMPLETED');
-  expect(d.taskQueue).toBe(tw.taskQueue);
+  expect(d.taskQueue).toBe(w.tw.taskQueue);
   expect(d.typedSearchAttributes.get(SA_KEYS.mode)).toBe('mechanical');
   expect(d.typedSearchAttributes.get(SA_KEYS.partial)).toBe(false);
   expect(await d.staticSummary()).toBe('ARGUS sweep of sched-mech (mechanical review)');
@@ -125,14 +109,14 @@ test('create (paused, every 1h), list, trigger a sweep that completes, pause, un
   expect(table.stdout).toContain(workflowId);
 
   expectExit(await argus(['schedule', 'unpause', id, '--note', 'go'], env), EXIT.ok);
-  expect((await client.schedule.getHandle(id).describe()).state.paused).toBe(false);
+  expect((await w.client.schedule.getHandle(id).describe()).state.paused).toBe(false);
   await listUntil((rs) => rs.some((r) => r.scheduleId === id && !r.paused && r.nextRun !== undefined));
   expectExit(await argus(['schedule', 'pause', id, '--note', 'stop'], env), EXIT.ok);
-  const paused = await client.schedule.getHandle(id).describe();
+  const paused = await w.client.schedule.getHandle(id).describe();
   expect(paused.state).toMatchObject({ paused: true, note: 'stop' });
 
   expectExit(await argus(['schedule', 'delete', id], env), EXIT.ok);
-  await expect(client.schedule.getHandle(id).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
+  await expect(w.client.schedule.getHandle(id).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
   await listUntil((rs) => !rs.some((r) => r.scheduleId === id));
   const gone = await argus(['schedule', 'trigger', id], env);
   expect(gone.code).toBe(EXIT.failed);
@@ -141,7 +125,7 @@ test('create (paused, every 1h), list, trigger a sweep that completes, pause, un
 
 test('two triggered runs have their own ids and their own breaker: neither inherits the other retired endpoint', async () => {
   const id = uniqueId('e2e-model');
-  const inputFile = path.join(tw.stateDir, 'copies', 'sched-model-input.json');
+  const inputFile = path.join(w.tw.stateDir, 'copies', 'sched-model-input.json');
   writeFileSync(
     inputFile,
     JSON.stringify({
@@ -170,7 +154,7 @@ test('two triggered runs have their own ids and their own breaker: neither inher
   expect(first.workflowId).not.toBe(second.workflowId);
   for (const run of [first, second]) {
     expect(run.workflowId).toMatch(/^sweep\/sched-model\/scheduled-/);
-    const d = await client.workflow.getHandle(run.workflowId).describe();
+    const d = await w.client.workflow.getHandle(run.workflowId).describe();
     expect(d.status.name).toBe('COMPLETED');
     expect(d.typedSearchAttributes.get(SA_KEYS.mode)).toBe('model');
     // Each run retired the endpoint itself, from its own calls, within its own lifetime.
@@ -227,7 +211,7 @@ test('--print-temporal-command prints a `temporal schedule create` that makes th
   expect(printed.stdout).toContain('--interval 1h30m');
   expect(printed.stdout).toContain('--overlap-policy BufferOne');
   // Printing creates nothing.
-  await expect(client.schedule.getHandle(viaTemporal).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
+  await expect(w.client.schedule.getHandle(viaTemporal).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
 
   const shell = await run('bash', ['-c', printed.stdout], {
     env: {
@@ -240,8 +224,8 @@ test('--print-temporal-command prints a `temporal schedule create` that makes th
   expectExit(await argus(['schedule', 'create', '--id', viaArgus, ...common], env), EXIT.ok);
 
   const [a, t] = await Promise.all([
-    client.schedule.getHandle(viaArgus).describe(),
-    client.schedule.getHandle(viaTemporal).describe(),
+    w.client.schedule.getHandle(viaArgus).describe(),
+    w.client.schedule.getHandle(viaTemporal).describe(),
   ]);
   expect(essence(t)).toEqual(essence(a));
   expect(essence(a)).toMatchObject({
@@ -252,10 +236,10 @@ test('--print-temporal-command prints a `temporal schedule create` that makes th
     memo: { argus: { spec: 'every 1h30m' } },
     action: {
       workflowType: 'sweepWorkflow',
-      taskQueue: tw.taskQueue,
+      taskQueue: w.tw.taskQueue,
       searchAttributes: [expect.any(String), 'mechanical', false],
     },
   });
 
-  await Promise.all([viaArgus, viaTemporal].map((s) => client.schedule.getHandle(s).delete()));
+  await Promise.all([viaArgus, viaTemporal].map((s) => w.client.schedule.getHandle(s).delete()));
 });

@@ -2,31 +2,13 @@
 // with an ARGUS worker in this process.
 import * as path from 'node:path';
 import { writeFileSync } from 'node:fs';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { uniqueId } from '../support/temporal-env';
-import {
-  bundleOnce,
-  startTestWorker,
-  copyCatalog,
-  readCatalog,
-  DEMO_CATALOG,
-  type TestWorker,
-} from '../support/argus-worker';
+import { useArgusWorker, copyCatalog, readCatalog, DEMO_CATALOG } from '../support/argus-worker';
 import { FailureType } from '../../domain/ids';
 import type { SweepReport } from '../../domain/report';
 import { temporal } from './spawn';
 
-let bundle: WorkflowBundleWithSourceMap;
-let tw: TestWorker;
-
-beforeAll(async () => {
-  bundle = await bundleOnce();
-  tw = await startTestWorker(bundle, uniqueId('tq-temporal-cli'));
-});
-
-afterAll(async () => {
-  await tw?.stop();
-});
+const w = useArgusWorker('tq-temporal-cli');
 
 interface Describe {
   workflowExecutionInfo: { status: string; type: { name: string }; taskQueue: string };
@@ -56,12 +38,22 @@ async function closed(id: string, timeoutMs = 60_000): Promise<Describe> {
 }
 
 function catalogCopy(name: string): string {
-  return copyCatalog(DEMO_CATALOG, path.join(tw.stateDir, 'copies', name));
+  return copyCatalog(DEMO_CATALOG, path.join(w.tw.stateDir, 'copies', name));
 }
 
 /** `temporal workflow start` of a sweep on the test worker's queue, as a user types it, plus the input flags. */
 function startSweepArgs(id: string, ...input: string[]): string[] {
-  return ['workflow', 'start', '--type', 'sweepWorkflow', '--task-queue', tw.taskQueue, '--workflow-id', id, ...input];
+  return [
+    'workflow',
+    'start',
+    '--type',
+    'sweepWorkflow',
+    '--task-queue',
+    w.tw.taskQueue,
+    '--workflow-id',
+    id,
+    ...input,
+  ];
 }
 
 test('workflow start --input, then workflow result and describe: completed with the JSON report', async () => {
@@ -104,7 +96,7 @@ test('workflow start --input, then workflow result and describe: completed with 
 test('workflow start --input-file: same sweep from a file, dry run writes nothing', async () => {
   const file = catalogCopy('input-file');
   const before = JSON.stringify(readCatalog(file));
-  const inputFile = path.join(tw.stateDir, 'copies', 'sweep-input.json');
+  const inputFile = path.join(w.tw.stateDir, 'copies', 'sweep-input.json');
   writeFileSync(inputFile, JSON.stringify({ catalog: { kind: 'file', path: file }, dryRun: true, pageSize: 10 }));
   const id = uniqueId('sweep/temporal-cli/input-file');
   const start = await temporal(startSweepArgs(id, '--input-file', inputFile));

@@ -3,19 +3,9 @@
 // partial run's page with its summary. Screenshots go to test-artifacts/.
 import * as path from 'node:path';
 import { existsSync, rmSync, statSync } from 'node:fs';
-import type { Client, Connection } from '@temporalio/client';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Browser, Page } from 'playwright-core';
-import { connectTestClient, testUiUrl, uniqueId, TEST_NAMESPACE } from '../support/temporal-env';
-import {
-  bundleOnce,
-  startTestWorker,
-  copyCatalog,
-  readCatalog,
-  writeCatalog,
-  DEMO_CATALOG,
-  type TestWorker,
-} from '../support/argus-worker';
+import { testUiUrl, uniqueId, TEST_NAMESPACE } from '../support/temporal-env';
+import { useArgusWorker, copyCatalog, readCatalog, writeCatalog, DEMO_CATALOG } from '../support/argus-worker';
 import { ARTIFACTS_DIR, launchChromium, saveScreenshot, type Shot } from '../support/browser';
 import { startSweep, resultOf } from '../../client/sweeps';
 import type { SweepReport } from '../../domain/report';
@@ -23,26 +13,16 @@ import type { SweepReport } from '../../domain/report';
 const PARTIAL_QUERY = 'ArgusPartial = true';
 const UI_WAIT_MS = 20_000;
 
-let bundle: WorkflowBundleWithSourceMap;
-let tw: TestWorker;
-let client: Client;
-let connection: Connection;
 let browser: Browser | undefined;
 
-beforeAll(async () => {
-  bundle = await bundleOnce();
-  tw = await startTestWorker(bundle, uniqueId('tq-web-ui'));
-  ({ client, connection } = await connectTestClient());
-});
+const w = useArgusWorker('tq-web-ui');
 
 afterAll(async () => {
   await browser?.close();
-  await tw?.stop();
-  await connection?.close();
 });
 
 async function sweepOf(name: string, edit?: (c: { entities: Record<string, unknown>[] }) => void) {
-  const file = copyCatalog(DEMO_CATALOG, path.join(tw.stateDir, 'copies', name), `${name}.json`);
+  const file = copyCatalog(DEMO_CATALOG, path.join(w.tw.stateDir, 'copies', name), `${name}.json`);
   if (edit) {
     const c = readCatalog(file) as unknown as { entities: Record<string, unknown>[] };
     edit(c);
@@ -50,9 +30,9 @@ async function sweepOf(name: string, edit?: (c: { entities: Record<string, unkno
   }
   const workflowId = uniqueId(`sweep/${name}`);
   const handle = await startSweep(
-    client,
+    w.client,
     { catalog: { kind: 'file', path: file } },
-    { taskQueue: tw.taskQueue, workflowId },
+    { taskQueue: w.tw.taskQueue, workflowId },
   );
   return { workflowId, result: resultOf(handle) as Promise<SweepReport> };
 }
@@ -61,7 +41,7 @@ async function sweepOf(name: string, edit?: (c: { entities: Record<string, unkno
 async function visibleTo(query: string, workflowId: string, timeoutMs = UI_WAIT_MS): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    for await (const w of client.workflow.list({ query })) if (w.workflowId === workflowId) return;
+    for await (const run of w.client.workflow.list({ query })) if (run.workflowId === workflowId) return;
     if (Date.now() > until) throw new Error(`${workflowId} not listed by "${query}" after ${timeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 250));
   }
