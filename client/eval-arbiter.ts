@@ -13,6 +13,7 @@ import type { EndpointSpec } from '../llm/client';
 import { ProviderError } from '../llm/errors';
 import { Pacer } from '../llm/pacer';
 import { readEndpointsFile } from './sweeps';
+import { runScript } from './run-script';
 
 /**
  * `argus eval arbiter`: runs the Arbiter's own review code (mechanical gate, then in model mode one model
@@ -686,14 +687,4 @@ export async function main(
   return code;
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (e: unknown) => {
-      process.stderr.write(`eval arbiter: ${e instanceof Error ? e.message : String(e)}\n`);
-      process.exitCode = EXIT.failed;
-    },
-  );
-}
+if (require.main === module) runScript('eval arbiter', main);

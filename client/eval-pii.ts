@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { classifyColumn, type ColumnCategory } from '../activities/agents/pii-classifier';
 import { convertPublicSchema, PublicSchemaFormatError, type PiiLabel } from '../catalog/public-schema';
+import { runScript } from './run-script';
 
 /**
  * `npm run --silent eval:pii -- <folder> [--json]`: runs the no-model PII classifier over every *.json
@@ -255,15 +256,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   return code;
 }
 
-if (require.main === module) {
-  // exitCode, not process.exit(): exiting at once would cut a large JSON report written to a pipe.
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (e: unknown) => {
-      process.stderr.write(`eval:pii: ${e instanceof Error ? e.message : String(e)}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runScript('eval:pii', main);
