@@ -381,7 +381,7 @@ export function createSweepActivities(deps: ActivityDeps) {
       // The report file holds every proposal; the workflow result (a Temporal payload) carries the first ones.
       const limit = input.maxProposalsInReport ?? 1000;
       const kept: ReportProposal[] = [];
-      const spool = await ReportSpool.open(ledger.reportFile());
+      const spool = new ReportSpool(ledger.reportFile());
       const fs = await import('node:fs/promises');
       const before: CatalogStats = { describable: 0, described: 0, piiLooking: 0, tagged: 0 };
       const after: CatalogStats = { describable: 0, described: 0, piiLooking: 0, tagged: 0 };
@@ -502,44 +502,50 @@ export function createSweepActivities(deps: ActivityDeps) {
 export type SweepActivities = ReturnType<typeof createSweepActivities>;
 
 /**
- * The report file is written page by page: every proposal goes to a spool file as the pages are read, so a
- * report of ~76,000 proposals never sits in memory whole. Small reports (up to 5,000 proposals) come out
- * indented for people; large ones compact, with the proposals last.
+ * The report file, written page by page: up to 5,000 proposals are held in memory and the report comes out
+ * indented for people; past that every proposal goes to a spool file as the pages are read, so a report of
+ * ~76,000 proposals never sits in memory whole, and the report is compact with the proposals last.
  */
-class ReportSpool {
-  private count = 0;
-  private constructor(
-    private readonly file: string,
-    private readonly spoolFile: string,
-    private readonly fh: FileHandle,
-  ) {}
+const SMALL_REPORT = 5000;
 
-  static async open(file: string): Promise<ReportSpool> {
-    await fsp.mkdir(path.dirname(file), { recursive: true });
-    const spoolFile = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.proposals.tmp`;
-    return new ReportSpool(file, spoolFile, await fsp.open(spoolFile, 'w'));
-  }
+class ReportSpool {
+  private held: ReportProposal[] = [];
+  private count = 0;
+  private spool: { file: string; fh: FileHandle } | undefined;
+  constructor(private readonly file: string) {}
 
   async add(rows: ReportProposal[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.fh.writeFile(rows.map((r) => (this.count++ === 0 ? '' : ',') + JSON.stringify(r)).join(''));
+    if (!this.spool && this.held.length + rows.length <= SMALL_REPORT) {
+      this.held.push(...rows);
+      return;
+    }
+    if (!this.spool) {
+      await fsp.mkdir(path.dirname(this.file), { recursive: true });
+      const file = `${this.file}.${process.pid}.${Math.random().toString(36).slice(2)}.proposals.tmp`;
+      this.spool = { file, fh: await fsp.open(file, 'w') };
+      rows = [...this.held, ...rows];
+      this.held = [];
+    }
+    await this.spool.fh.writeFile(rows.map((r) => (this.count++ === 0 ? '' : ',') + JSON.stringify(r)).join(''));
   }
 
   async abort(): Promise<void> {
-    await this.fh.close().catch(() => undefined);
-    await fsp.rm(this.spoolFile, { force: true });
+    if (!this.spool) return;
+    await this.spool.fh.close().catch(() => undefined);
+    await fsp.rm(this.spool.file, { force: true });
   }
 
   /** Write the report file atomically: the report's fields with every spooled proposal. */
   async finish(report: SweepReport): Promise<void> {
-    await this.fh.close();
+    const whole = { ...report, proposalsTruncated: 0 };
+    if (!this.spool) {
+      await writeFileAtomic(this.file, JSON.stringify({ ...whole, proposals: this.held }, null, 2));
+      return;
+    }
+    const spool = this.spool;
+    await spool.fh.close();
     try {
-      const whole = { ...report, proposalsTruncated: 0 };
-      if (this.count <= 5000) {
-        const proposals = JSON.parse(`[${await fsp.readFile(this.spoolFile, 'utf8')}]`) as ReportProposal[];
-        await writeFileAtomic(this.file, JSON.stringify({ ...whole, proposals }, null, 2));
-        return;
-      }
       const { proposals: _kept, ...rest } = whole;
       void _kept;
       const tmp = `${this.file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
@@ -547,7 +553,7 @@ class ReportSpool {
       try {
         const head = JSON.stringify(rest);
         await out.writeFile(`${head.slice(0, -1)},"proposals":[`);
-        const src = await fsp.open(this.spoolFile, 'r');
+        const src = await fsp.open(spool.file, 'r');
         try {
           const buf = Buffer.alloc(1 << 20);
           for (;;) {
@@ -567,7 +573,7 @@ class ReportSpool {
         throw e;
       }
     } finally {
-      await fsp.rm(this.spoolFile, { force: true });
+      await fsp.rm(spool.file, { force: true });
     }
   }
 }
