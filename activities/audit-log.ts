@@ -53,14 +53,19 @@ export class AuditLog {
     await fs.mkdir(path.dirname(this.file), { recursive: true });
     const fh = await fs.open(this.file, 'a');
     try {
-      // In slices, so a page of thousands of decisions never sits in memory as one string; synced once.
+      // In slices, so a page of thousands of decisions never sits in memory as one string; synced once. Each
+      // slice is one write() on a file opened for appending, so slices of concurrent appenders never interleave
+      // inside a line (FileHandle.writeFile would split a large slice into several writes).
       for (let i = 0; i < entries.length; i += APPEND_SLICE) {
-        await fh.writeFile(
+        const slice = Buffer.from(
           entries
             .slice(i, i + APPEND_SLICE)
             .map((e) => JSON.stringify(e) + '\n')
             .join(''),
         );
+        const { bytesWritten } = await fh.write(slice);
+        if (bytesWritten !== slice.length)
+          throw new Error(`audit log ${this.file}: wrote ${bytesWritten} of ${slice.length} bytes (disk full?)`);
       }
       await fh.sync();
     } finally {

@@ -82,4 +82,14 @@ describe('AuditLog applied index', () => {
     expect(applied.size).toBe(ids.length + 2);
     expect(applied.has('p-huge') && applied.has('p-last') && applied.has('p-2999')).toBe(true);
   });
+
+  test('large appends running at once (slices of over a megabyte) never interleave inside a line', async () => {
+    const log = new AuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'audit-')), 'f.jsonl'));
+    const big = (id: string): AuditEntry => ({ ...write(id), after: 'x'.repeat(600) });
+    const pages = Array.from({ length: 4 }, (_, p) => Array.from({ length: 2500 }, (_, i) => big(`p-${p}-${i}`)));
+    await Promise.all(pages.map((entries) => log.append(entries)));
+    const applied = await new AuditLog(log.file).applied();
+    expect(applied.size).toBe(4 * 2500);
+    expect((await log.readAll()).length).toBe(4 * 2500);
+  });
 });
