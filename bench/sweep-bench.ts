@@ -77,7 +77,6 @@ async function main(): Promise<void> {
   say('bench: building (npm run build)…');
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   const server = await startDevServer();
-  const taskQueue = `bench-${Date.now()}`;
   const results: Record<string, SizeResult> = {};
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
@@ -85,6 +84,8 @@ async function main(): Promise<void> {
     for (const size of sizes) {
       const runs: SizeResult[] = [];
       for (let run = 0; run < repeat; run++) {
+        // A task queue per worker process: no run's tasks can go to a poll the previous (stopped) worker left.
+        const taskQueue = `bench-${Date.now()}-${size}-${run}`;
         const dir = mkdtempSync(path.join(os.tmpdir(), `argus-bench-${size}-`));
         const file = path.join(dir, 'catalog.json');
         const loopFile = path.join(dir, 'loop.json');
