@@ -1,8 +1,22 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FileCatalogStore } from '../../catalog/file-store';
+import { applyChange, revertChange } from '../../activities/repairs';
+import { CatalogFileError, FileCatalogStore } from '../../catalog/file-store';
 import { generateCatalog } from '../../catalog/generate';
+import type { CatalogEntity } from '../../domain/catalog';
+import type { ProposalChange } from '../../domain/proposal';
 
 function catalogFile(indent: number | undefined, entities = 30): string {
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'store-')), 'c.json');
@@ -100,4 +114,310 @@ describe('FileCatalogStore writes', () => {
     expect(fresh).not.toBe(first);
     expect(fresh!.description).toBe('Written elsewhere.');
   });
+});
+
+function tmpFile(name = 'c.json'): string {
+  return path.join(mkdtempSync(path.join(os.tmpdir(), 'store-')), name);
+}
+
+interface Written {
+  entityId: string;
+  change: ProposalChange;
+  before: unknown;
+  after: unknown;
+}
+
+/**
+ * What a sweep does to an entity: descriptions, PII tags on untagged columns, and, on some entities (lineage
+ * findings are rare), an edge dropped or added — also on tables that record no lineage at all.
+ */
+function sweepChanges(e: CatalogEntity, n: number): ProposalChange[] {
+  const changes: ProposalChange[] = [{ kind: 'description', target: 'table', text: `The ${e.name} ${e.kind}.` }];
+  e.columns.forEach((c, i) => {
+    if (i % 2 === 0)
+      changes.push({ kind: 'description', target: 'column', column: c.name, text: `Column ${c.name}: caf\u00e9.` });
+    if (i % 3 !== 1 && !c.tags.some((t) => t.kind === 'pii'))
+      changes.push({
+        kind: 'pii_tag',
+        column: c.name,
+        category: 'email',
+        confidence: 0.8,
+        explanation: `${c.name} "may" hold e-mail.`,
+      });
+  });
+  if (n % 4 === 0 && e.upstream.length > 0)
+    changes.push({ kind: 'lineage_flag', finding: 'dangling_edge', upstream: e.upstream[0]! });
+  else if (n % 4 === 1) changes.push({ kind: 'lineage_flag', finding: 'unrecorded_read', upstream: 'raw.somewhere' });
+  return changes;
+}
+
+async function sweep(store: FileCatalogStore): Promise<Written[]> {
+  const { ids } = await store.snapshot();
+  return store.update((get) => {
+    const written: Written[] = [];
+    ids.forEach((id, n) => {
+      const e = get(id)!;
+      sweepChanges(e, n).forEach((change, k) => {
+        const r = applyChange(e, change, `p-${n}-${k}`, true);
+        if (r.status === 'written') written.push({ entityId: id, change, before: r.before, after: r.after });
+      });
+    });
+    return written;
+  });
+}
+
+async function undo(store: FileCatalogStore, written: Written[]): Promise<void> {
+  await store.update((get) => {
+    for (const w of [...written].reverse())
+      expect(revertChange(get(w.entityId)!, w.change, w.before, w.after).ok).toBe(true);
+  });
+}
+
+describe("FileCatalogStore keeps the file's bytes", () => {
+  const demo = path.join(__dirname, '../../catalog/demo/shop-warehouse.json');
+
+  test('a sweep and its undo leave the demo catalog byte for byte as it was (same process)', async () => {
+    const file = tmpFile();
+    copyFileSync(demo, file);
+    const original = readFileSync(file, 'utf8');
+    const store = new FileCatalogStore(file);
+    const written = await sweep(store);
+    expect(written.length).toBeGreaterThan(200);
+    const swept = readFileSync(file, 'utf8');
+    expect(swept).not.toBe(original);
+    await undo(store, written);
+    expect(readFileSync(file, 'utf8')).toBe(original);
+  });
+
+  test('…and when the undo reads the swept file afresh, as `argus undo` in another process does', async () => {
+    const file = tmpFile();
+    copyFileSync(demo, file);
+    const original = readFileSync(file, 'utf8');
+    const written = await sweep(new FileCatalogStore(file));
+    // A copy under another path has no cached parsed form: the undo starts from the swept text alone.
+    const copy = tmpFile();
+    copyFileSync(file, copy);
+    await undo(new FileCatalogStore(copy), written);
+    expect(readFileSync(copy, 'utf8')).toBe(original);
+  });
+
+  test.each([
+    ['indented', 2],
+    ['compact', undefined],
+  ])('a sweep and its undo leave a generated %s catalog (defaults written out) as it was', async (_l, indent) => {
+    const file = catalogFile(indent, 60);
+    const original = readFileSync(file, 'utf8');
+    const written = await sweep(new FileCatalogStore(file));
+    const swept = readFileSync(file, 'utf8');
+    expect(swept.trimEnd().includes('\n')).toBe(indent !== undefined);
+    const copy = tmpFile();
+    copyFileSync(file, copy);
+    await undo(new FileCatalogStore(copy), written);
+    expect(readFileSync(copy, 'utf8')).toBe(original);
+  });
+
+  test('a write keeps untouched entities, escapes, odd spacing and the envelope byte for byte', async () => {
+    const file = tmpFile();
+    const head = '{ "format" : "argus-catalog",\t"version": 1, "name": "caf\\u00e9",\n"entities" :  [\n';
+    const a =
+      '{"id":"a","database":"d","name":"a","kind":"table","description":"Caf\\u00e9 \\u2013 \\"x\\"","columns":[ {"name":"id" , "type":"INT"} ]}';
+    const b =
+      '{\n   "id" : "b", "database":"d","name":"b","kind":"table",\n   "columns":[{"name":"email","type":"TEXT"}]   }';
+    const c =
+      '{"id":"c","database":"d","name":"c","kind":"view","columns":[{"name":"x\\u00e9","type":"INT"}],"upstream":["a"]}';
+    const tail = '\n ] , "description": "tail \\u00e9" }\n\n';
+    writeFileSync(file, head + a + ' ,\n' + b + ',' + c + tail);
+    const store = new FileCatalogStore(file);
+    await store.allEntities();
+    await store.update((get) => {
+      get('b')!.description = 'Now described.';
+    });
+    const text = readFileSync(file, 'utf8');
+    expect(text.startsWith(head + a + ' ,\n')).toBe(true);
+    expect(text.endsWith(',' + c + tail)).toBe(true);
+    expect(text).toContain('"columns":[{"name":"email","type":"TEXT"}],\n   "description" : "Now described."   }');
+  });
+
+  test('a compact file stays compact and an added value is written compactly', async () => {
+    const file = catalogFile(undefined, 20);
+    const store = new FileCatalogStore(file);
+    const { ids } = await store.snapshot();
+    await store.update((get) => {
+      get(ids[3]!)!.columns[0]!.tags.push({
+        kind: 'pii',
+        category: 'email',
+        confidence: 1,
+        explanation: 'x',
+        source: 'argus',
+      });
+    });
+    const text = readFileSync(file, 'utf8');
+    expect(text.trimEnd().split('\n')).toHaveLength(1);
+    expect(text).toContain(
+      '"tags":[{"kind":"pii","category":"email","confidence":1,"explanation":"x","source":"argus"}]',
+    );
+  });
+});
+
+describe('FileCatalogStore.update beforeReplace', () => {
+  /** Three calls: the first is committed alone, the other two arrive while it commits and share the next group. */
+  async function threeCalls(store: FileCatalogStore, hook: (marker: string) => (result: string) => Promise<void>) {
+    const { ids } = await store.snapshot();
+    const call = (i: number) => {
+      const marker = `Marker ${i}.`;
+      return store.update(
+        (get) => {
+          get(ids[i]!)!.description = marker;
+          return marker;
+        },
+        { beforeReplace: hook(marker) },
+      );
+    };
+    return Promise.allSettled([call(0), call(1), call(2)]);
+  }
+
+  test('runs for every caller of a group after the mutations and before the file is replaced', async () => {
+    const file = catalogFile(2, 10);
+    const store = new FileCatalogStore(file);
+    const seen: { result: string; fileHasIt: boolean; tmpFiles: number }[] = [];
+    const results = await threeCalls(store, (marker) => async (result) => {
+      seen.push({
+        result,
+        fileHasIt: readFileSync(file, 'utf8').includes(marker),
+        tmpFiles: readdirSync(path.dirname(file)).filter((f) => f.endsWith('.tmp')).length,
+      });
+    });
+    expect(results.map((r) => r.status === 'fulfilled' && r.value)).toEqual(['Marker 0.', 'Marker 1.', 'Marker 2.']);
+    expect(seen).toEqual(
+      ['Marker 0.', 'Marker 1.', 'Marker 2.'].map((result) => ({ result, fileHasIt: false, tmpFiles: 1 })),
+    );
+    const text = readFileSync(file, 'utf8');
+    for (const m of ['Marker 0.', 'Marker 1.', 'Marker 2.']) expect(text).toContain(m);
+  });
+
+  test('a throwing hook leaves the file as it was, removes the temp file and rejects every caller of the group', async () => {
+    const file = catalogFile(2, 10);
+    const store = new FileCatalogStore(file);
+    const boom = new Error('intent record could not be written');
+    let afterFirst = '';
+    const results = await threeCalls(store, (marker) => async () => {
+      if (marker === 'Marker 0.') return;
+      afterFirst ||= readFileSync(file, 'utf8');
+      if (marker === 'Marker 2.') throw boom;
+    });
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    expect(results.slice(1).map((r) => r.status === 'rejected' && r.reason)).toEqual([boom, boom]);
+    expect(readFileSync(file, 'utf8')).toBe(afterFirst);
+    expect(afterFirst).toContain('Marker 0.');
+    expect(readdirSync(path.dirname(file)).filter((f) => f !== 'c.json')).toEqual([]);
+    // The group's in-memory changes are gone too: the next read parses the file again.
+    const { ids } = await store.snapshot();
+    const { entities } = await store.getEntities([ids[1]!, ids[2]!]);
+    expect(entities.map((e) => e.description)).not.toContain('Marker 1.');
+    expect(entities.map((e) => e.description)).not.toContain('Marker 2.');
+  });
+});
+
+describe('FileCatalogStore lock file', () => {
+  function deadPid(): number {
+    const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+      encoding: 'utf8',
+    });
+    return Number(child.stdout);
+  }
+
+  test('a lock left by a dead process on this host is taken at once', async () => {
+    const file = catalogFile(undefined, 10);
+    const pid = deadPid();
+    writeFileSync(
+      `${file}.lock`,
+      JSON.stringify({ pid, hostname: os.hostname(), acquiredAt: new Date().toISOString() }),
+    );
+    const started = Date.now();
+    await describeFirst(new FileCatalogStore(file), 'After a crash.');
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(existsSync(`${file}.lock`)).toBe(false);
+  });
+
+  test('a fresh lock of a live holder (or of another host) is waited for; an old one of another host is broken', async () => {
+    const file = catalogFile(undefined, 10);
+    const lock = `${file}.lock`;
+    writeFileSync(
+      lock,
+      JSON.stringify({ pid: 1, hostname: 'elsewhere.example', acquiredAt: new Date().toISOString() }),
+    );
+    const store = new FileCatalogStore(file);
+    let done = false;
+    const writing = describeFirst(store, 'Waited.').then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 400));
+    expect(done).toBe(false);
+    // The holder's mtime stops being refreshed: 31 s old, it is taken as abandoned.
+    const old = new Date(Date.now() - 31000);
+    utimesSync(lock, old, old);
+    await writing;
+    expect(JSON.parse(readFileSync(file, 'utf8')).entities[0].description).toBe('Waited.');
+  });
+
+  test('the lock names its holder while a commit runs', async () => {
+    const file = catalogFile(undefined, 10);
+    let owner: unknown;
+    const store = new FileCatalogStore(file);
+    const { ids } = await store.snapshot();
+    await store.update((get) => void (get(ids[0]!)!.description = 'x'), {
+      beforeReplace: async () => {
+        owner = JSON.parse(readFileSync(`${file}.lock`, 'utf8'));
+      },
+    });
+    expect(owner).toEqual({ pid: process.pid, hostname: os.hostname(), acquiredAt: expect.any(String) });
+  });
+});
+
+describe('FileCatalogStore path errors', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'store-errors-'));
+  const cases: [string, () => string, RegExp][] = [
+    ['a missing file', () => path.join(dir, 'missing.json'), /^catalog file not found: .*missing\.json$/],
+    [
+      'a directory',
+      () => (mkdirSync(path.join(dir, 'folder.json')), path.join(dir, 'folder.json')),
+      /folder\.json is a directory, not a catalog file$/,
+    ],
+    [
+      'an empty file',
+      () => (writeFileSync(path.join(dir, 'empty.json'), '\n'), path.join(dir, 'empty.json')),
+      /empty\.json is empty$/,
+    ],
+    [
+      'malformed JSON',
+      () => (writeFileSync(path.join(dir, 'bad.json'), '{"format":'), path.join(dir, 'bad.json')),
+      /bad\.json is not valid JSON/,
+    ],
+    [
+      'another format version',
+      () => (
+        writeFileSync(path.join(dir, 'v2.json'), '{"format":"argus-catalog","version":2,"name":"n","entities":[]}'),
+        path.join(dir, 'v2.json')
+      ),
+      /v2\.json has catalog format version 2; this ARGUS reads version 1/,
+    ],
+  ];
+  test.each(cases)('%s is a CatalogFileError naming the path', async (_label, make, message) => {
+    const file = make();
+    const err = await new FileCatalogStore(file).snapshot().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CatalogFileError);
+    expect((err as CatalogFileError).message).toMatch(message);
+    expect((err as CatalogFileError).path).toBe(path.resolve(file));
+  });
+
+  const root = process.getuid?.() === 0;
+  (root ? test.skip : test)(
+    'an unreadable file says permission denied (skipped when running as root, who can read it)',
+    async () => {
+      const file = path.join(dir, 'secret.json');
+      writeFileSync(file, '{}');
+      chmodSync(file, 0o000);
+      const err = await new FileCatalogStore(file).snapshot().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CatalogFileError);
+      expect((err as Error).message).toBe(`${file} cannot be read: permission denied`);
+    },
+  );
 });
