@@ -20,6 +20,8 @@ export type AuditEntry =
       type: 'write';
       time: string;
       sweepId: string;
+      /** The run that wrote it (`<sweep id>@<first run id>`); absent on lines older than this field. */
+      ledgerKey?: string;
       proposalId: string;
       entityId: string;
       change: ProposalChange;
@@ -27,12 +29,28 @@ export type AuditEntry =
       before: unknown;
       after: unknown;
     }
-  | { type: 'undo'; time: string; sweepId: string; proposalId: string; entityId: string; undoneBy: string };
+  | { type: 'undo'; time: string; sweepId: string; proposalId: string; entityId: string; undoneBy: string }
+  /**
+   * Ends a page's lines: everything the page's write step logs comes before it, so a retry that finds it knows
+   * the page is fully logged, and one that does not logs what is missing.
+   */
+  | { type: 'page'; time: string; sweepId: string; ledgerKey: string; page: number; decisions: number; writes: number };
+
+/** Who wrote an applied proposal. */
+export interface AppliedBy {
+  sweepId: string;
+  ledgerKey?: string;
+}
 
 interface Index {
   offset: number;
-  applied: Map<string, string>; // proposalId -> sweepId that wrote it (undone ones removed)
+  applied: Map<string, AppliedBy>; // proposalId -> who wrote it (undone ones removed)
+  pagesLogged: Set<string>; // `${ledgerKey}#${page}` of fully logged pages
+  /** Lines that do not parse: a write cut short by a crash. Skipped, counted, never fatal. */
+  brokenLines: number;
 }
+
+const pageKey = (ledgerKey: string, page: number) => `${ledgerKey}#${page}`;
 
 const indexes = new Map<string, Index>();
 const APPEND_SLICE = 2000;
@@ -48,11 +66,20 @@ const reading = new Map<string, Promise<unknown>>();
 export class AuditLog {
   constructor(readonly file: string) {}
 
-  async append(entries: AuditEntry[]): Promise<void> {
+  /** Append entries; an entry may come already serialised (one JSON line without its newline). */
+  async append(entries: (AuditEntry | string)[]): Promise<void> {
     if (entries.length === 0) return;
     await fs.mkdir(path.dirname(this.file), { recursive: true });
-    const fh = await fs.open(this.file, 'a');
+    const fh = await fs.open(this.file, 'a+');
     try {
+      // A process killed inside a write can leave a line without its newline: start on a line of our own, so the
+      // cut line stays one broken line (skipped by readers) instead of corrupting the first line appended here.
+      const { size } = await fh.stat();
+      if (size > 0) {
+        const last = Buffer.alloc(1);
+        await fh.read(last, 0, 1, size - 1);
+        if (last[0] !== 0x0a) await fh.write('\n');
+      }
       // In slices, so a page of thousands of decisions never sits in memory as one string; synced once. Each
       // slice is one write() on a file opened for appending, so slices of concurrent appenders never interleave
       // inside a line (FileHandle.writeFile would split a large slice into several writes).
@@ -60,7 +87,7 @@ export class AuditLog {
         const slice = Buffer.from(
           entries
             .slice(i, i + APPEND_SLICE)
-            .map((e) => JSON.stringify(e) + '\n')
+            .map((e) => (typeof e === 'string' ? e : JSON.stringify(e)) + '\n')
             .join(''),
         );
         const { bytesWritten } = await fh.write(slice);
@@ -81,14 +108,26 @@ export class AuditLog {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw e;
     }
-    return text
-      .split('\n')
-      .filter((l) => l.trim().length > 0)
-      .map((l) => JSON.parse(l) as AuditEntry);
+    const out: AuditEntry[] = [];
+    for (const l of text.split('\n')) {
+      if (!l.trim()) continue;
+      const e = parseLine(l);
+      if (e) out.push(e);
+    }
+    return out;
   }
 
-  /** Proposal ids currently applied (written and not undone), with the sweep that wrote each. */
-  applied(): Promise<Map<string, string>> {
+  /** Proposal ids currently applied (written and not undone), with the sweep and run that wrote each. */
+  async applied(): Promise<Map<string, AppliedBy>> {
+    return (await this.index()).applied;
+  }
+
+  /** Whether a page's write step logged all its lines (its `page` line is in the log). */
+  async pageLogged(ledgerKey: string, page: number): Promise<boolean> {
+    return (await this.index()).pagesLogged.has(pageKey(ledgerKey, page));
+  }
+
+  private index(): Promise<Index> {
     // One reader at a time per file: the index's offset must advance once per byte read.
     const prev = reading.get(this.file) ?? Promise.resolve();
     const next = prev.catch(() => undefined).then(() => this.readNew());
@@ -96,29 +135,31 @@ export class AuditLog {
     return next;
   }
 
-  private async readNew(): Promise<Map<string, string>> {
+  private async readNew(): Promise<Index> {
     let idx = indexes.get(this.file);
     if (!idx) {
-      idx = { offset: 0, applied: new Map() };
+      idx = { offset: 0, applied: new Map(), pagesLogged: new Set(), brokenLines: 0 };
       indexes.set(this.file, idx);
     }
+    const reset = (i: Index) => {
+      i.offset = 0;
+      i.applied.clear();
+      i.pagesLogged.clear();
+      i.brokenLines = 0;
+    };
     let fh;
     try {
       fh = await fs.open(this.file, 'r');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
-        idx.offset = 0;
-        idx.applied.clear();
-        return idx.applied;
+        reset(idx);
+        return idx;
       }
       throw e;
     }
     try {
       const { size } = await fh.stat();
-      if (size < idx.offset) {
-        idx.offset = 0;
-        idx.applied.clear();
-      }
+      if (size < idx.offset) reset(idx);
       // A few megabytes at a time, so a large log (a fresh process meets all of it) never sits in memory whole.
       let buf = Buffer.alloc(Math.min(READ_SLICE, Math.max(0, size - idx.offset)));
       while (size > idx.offset) {
@@ -133,15 +174,27 @@ export class AuditLog {
         for (const line of buf.subarray(0, lastNl).toString('utf8').split('\n')) {
           // Decision lines (most of the log) never change the index: skip them without parsing.
           if (line.startsWith(DECISION_PREFIX) || !line.trim()) continue;
-          const e = JSON.parse(line) as AuditEntry;
-          if (e.type === 'write') idx.applied.set(e.proposalId, e.sweepId);
+          const e = parseLine(line);
+          if (!e) idx.brokenLines++;
+          else if (e.type === 'write')
+            idx.applied.set(e.proposalId, { sweepId: e.sweepId, ...(e.ledgerKey ? { ledgerKey: e.ledgerKey } : {}) });
           else if (e.type === 'undo') idx.applied.delete(e.proposalId);
+          else if (e.type === 'page') idx.pagesLogged.add(pageKey(e.ledgerKey, e.page));
         }
         idx.offset += lastNl + 1;
       }
     } finally {
       await fh.close();
     }
-    return idx.applied;
+    return idx;
+  }
+}
+
+/** One audit line, or undefined for a line a crash cut short (it ends where the next append begins). */
+function parseLine(line: string): AuditEntry | undefined {
+  try {
+    return JSON.parse(line) as AuditEntry;
+  } catch {
+    return undefined;
   }
 }

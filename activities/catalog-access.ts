@@ -10,7 +10,17 @@ import { createCatalogContext, type CatalogContext } from './agents/catalog-cont
 
 /** Resolve a catalog reference to a file: the demo is copied into the state folder once, then repaired there. */
 export async function resolveCatalogFile(ref: CatalogRef, stateDir: string): Promise<string> {
-  if (ref.kind === 'file') return path.resolve(ref.path);
+  if (ref.kind === 'file') {
+    const file = path.resolve(ref.path);
+    const real = (p: string) => fs.realpath(p).catch(() => path.resolve(p));
+    // The bundled demo is part of the checkout: repairing it would change a tracked file (and the next demo).
+    if ((await real(file)) === (await real(bundledDemoCatalog())))
+      throw new CatalogFileError(
+        `${file} is ARGUS's bundled demo catalog, which is never a sweep target: sweep {"kind":"demo"} ` +
+          '(it repairs a copy in the state folder) or sweep a copy of the file',
+      );
+    return file;
+  }
   const target = path.join(stateDir, 'catalogs', 'demo.json');
   try {
     await fs.access(target);

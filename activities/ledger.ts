@@ -3,6 +3,9 @@ import * as path from 'node:path';
 import type { Outcome, Proposal, EntityFailure } from '../domain/proposal';
 import type { CatalogRef } from '../domain/sweep';
 import { readJson, safeName, writeFileAtomic } from './paths';
+import type { AuditEntry } from './audit-log';
+
+export type WriteRecord = Extract<AuditEntry, { type: 'write' }>;
 
 export interface SweepMeta {
   sweepId: string;
@@ -113,6 +116,20 @@ export class SweepLedger {
     for (const f of files)
       for (const o of (await readJson<Outcome[]>(path.join(dir, f))) ?? []) byId.set(o.proposalId, o);
     return [...byId.values()];
+  }
+
+  /**
+   * The write-ahead record of a page's catalog write: the audit lines of every change it is about to make,
+   * with before/after, stored before the catalog file is replaced. A retry (or undo) after a crash between the
+   * replacement and the audit append finds here what landed without its audit line.
+   */
+  writeIntent(n: number, writes: WriteRecord[] | string[]): Promise<void> {
+    // Records may come serialised already (the same text then goes to the audit log: serialised once).
+    const text = writes.length > 0 && typeof writes[0] === 'string' ? `[${writes.join(',')}]` : JSON.stringify(writes);
+    return writeFileAtomic(this.page(n, 'write-intent.json'), text);
+  }
+  async intent(n: number): Promise<WriteRecord[]> {
+    return (await readJson<WriteRecord[]>(this.page(n, 'write-intent.json'))) ?? [];
   }
 
   writeWrites(n: number, w: PageWrites): Promise<void> {

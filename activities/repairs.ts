@@ -75,6 +75,31 @@ export function applyChange(
   }
 }
 
+/**
+ * What the catalog holds now for the field a change touches, in the form a write records as before/after;
+ * undefined when the target is gone.
+ */
+function currentValue(entity: CatalogEntity, change: ProposalChange): unknown {
+  switch (change.kind) {
+    case 'description': {
+      const holder = change.target === 'table' ? entity : entity.columns.find((c) => c.name === change.column);
+      return (
+        holder && { description: holder.description ?? null, description_source: holder.description_source ?? null }
+      );
+    }
+    case 'pii_tag':
+      return entity.columns.find((c) => c.name === change.column)?.tags;
+    case 'lineage_flag':
+      return entity.upstream;
+  }
+}
+
+/** Whether the field a change touches holds exactly `value` (a write's recorded before or after). */
+export function holds(entity: CatalogEntity, change: ProposalChange, value: unknown): boolean {
+  const now = currentValue(entity, change);
+  return now !== undefined && stableJson(now) === stableJson(value);
+}
+
 /** Revert one written change if the catalog still holds exactly what the write left; otherwise report the conflict. */
 export function revertChange(
   entity: CatalogEntity,

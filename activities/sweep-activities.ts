@@ -9,9 +9,10 @@ import type { SweepReport, ReportProposal, KindCounts, RetiredEndpoint } from '.
 import { proposalId } from '../domain/digest';
 import { FileCatalogStore } from '../catalog/file-store';
 import { AuditLog, type AuditEntry } from './audit-log';
-import { SweepLedger, type CatalogStats, type PageWrites } from './ledger';
+import { SweepLedger, type CatalogStats, type PageWrites, type WriteRecord } from './ledger';
 import { resolveCatalogFile, auditFileFor, catalogFailure, catalogContext } from './catalog-access';
-import { applyChange } from './repairs';
+import { applyChange, holds } from './repairs';
+import { faultPoint } from './fault-points';
 import { draftDescriptions } from './agents/description-drafter';
 import { proposePiiTags, looksLikePii } from './agents/pii-classifier';
 import { checkLineage } from './agents/lineage-checker';
@@ -93,7 +94,7 @@ export function createSweepActivities(deps: ActivityDeps) {
     return { meta, store: new FileCatalogStore(meta.catalogFile) };
   }
 
-  return {
+  return catalogErrorsAsFailures({
     /** Resolve and open the catalog and start the sweep's ledger. Raises InvalidCatalog (non-retryable). */
     async openCatalog(input: {
       sweepId: string;
@@ -152,6 +153,7 @@ export function createSweepActivities(deps: ActivityDeps) {
       ids: string[];
       agent: AgentName;
     }): Promise<{ proposals: number; failures: EntityFailure[] }> {
+      faultPoint('agent-start');
       const ledger = ledgerFor(input.ledgerKey);
       const { meta, store } = await storeFor(ledger);
       const ctx = await catalogContext(store);
@@ -297,56 +299,98 @@ export function createSweepActivities(deps: ActivityDeps) {
       }
       const approved = proposals.filter((p) => outcomes.get(p.id)?.decision === 'approved');
       const w: PageWrites = { written: [], already: [], keptHuman: [], conflicts: [], notes: {} };
+      const pageLine = (writes: number): AuditEntry => ({
+        type: 'page',
+        time,
+        sweepId: input.sweepId,
+        ledgerKey: input.ledgerKey,
+        page: input.pageIndex,
+        decisions: decisions.length,
+        writes,
+      });
       if (input.dryRun) {
         for (const p of approved) w.notes[p.id] = 'dry run: not written';
-        await audit.append(decisions);
+        if (!(await audit.pageLogged(input.ledgerKey, input.pageIndex)))
+          await audit.append([...decisions, pageLine(0)]);
         await ledger.writeWrites(input.pageIndex, w);
         await recordAfter();
         return { written: 0, already: 0, keptHuman: 0 };
       }
       const applied = await audit.applied();
-      const writes: AuditEntry[] = [];
-      await store.update((get) => {
-        for (const p of approved) {
-          if (applied.has(p.id)) {
-            w.already.push(p.id);
-            w.notes[p.id] = `already written by ${applied.get(p.id)}`;
-            continue;
+      // What an earlier attempt of this page was about to write: a crash after its catalog replacement and
+      // before its audit append leaves those changes in the catalog with no audit line.
+      const intended = new Map((await ledger.intent(input.pageIndex)).map((r) => [r.proposalId, r]));
+      const writes: WriteRecord[] = [];
+      // Written by an earlier attempt of this very run and already in the audit log: counted, not logged again.
+      let loggedBefore = 0;
+      // The write records serialised once, for the intent and then the audit log (undefined: no commit ran).
+      let writeLines: string[] | undefined;
+      await store.update(
+        (get) => {
+          for (const p of approved) {
+            const by = applied.get(p.id);
+            if (by && by.ledgerKey === input.ledgerKey) {
+              w.written.push(p.id);
+              loggedBefore++;
+              continue;
+            }
+            if (by) {
+              w.already.push(p.id);
+              w.notes[p.id] = `already written by ${by.sweepId}`;
+              continue;
+            }
+            const e = get(p.entityId);
+            if (!e) {
+              w.conflicts.push({ proposalId: p.id, note: 'entity no longer in the catalog' });
+              continue;
+            }
+            const prior = intended.get(p.id);
+            if (prior && holds(e, p.change, prior.after)) {
+              // Landed in a crashed attempt: this run wrote it, so it gets its audit line and counts as written.
+              w.written.push(p.id);
+              writes.push(prior);
+              continue;
+            }
+            const r = applyChange(e, p.change, p.id, input.overwriteHumanText);
+            if (r.status === 'written') {
+              w.written.push(p.id);
+              writes.push({
+                type: 'write',
+                time,
+                sweepId: input.sweepId,
+                ledgerKey: input.ledgerKey,
+                proposalId: p.id,
+                entityId: p.entityId,
+                change: p.change,
+                reviewer: outcomes.get(p.id)?.reviewer ?? 'unknown',
+                before: r.before,
+                after: r.after,
+              });
+            } else if (r.status === 'already') {
+              w.already.push(p.id);
+              w.notes[p.id] = r.note;
+            } else if (r.status === 'kept_human') {
+              w.keptHuman.push(p.id);
+              w.notes[p.id] = r.note;
+            } else {
+              w.conflicts.push({ proposalId: p.id, note: r.note });
+              w.notes[p.id] = r.note;
+            }
           }
-          const e = get(p.entityId);
-          if (!e) {
-            w.conflicts.push({ proposalId: p.id, note: 'entity no longer in the catalog' });
-            continue;
-          }
-          const r = applyChange(e, p.change, p.id, input.overwriteHumanText);
-          if (r.status === 'written') {
-            w.written.push(p.id);
-            writes.push({
-              type: 'write',
-              time,
-              sweepId: input.sweepId,
-              proposalId: p.id,
-              entityId: p.entityId,
-              change: p.change,
-              reviewer: outcomes.get(p.id)?.reviewer ?? 'unknown',
-              before: r.before,
-              after: r.after,
-            });
-          } else if (r.status === 'already') {
-            w.already.push(p.id);
-            w.notes[p.id] = r.note;
-          } else if (r.status === 'kept_human') {
-            w.keptHuman.push(p.id);
-            w.notes[p.id] = r.note;
-          } else {
-            w.conflicts.push({ proposalId: p.id, note: r.note });
-            w.notes[p.id] = r.note;
-          }
-        }
-      });
-      // The catalog is written first: if the process dies before the audit append, the retry finds the
-      // change already in the catalog ('already') and writes nothing twice.
-      await audit.append([...decisions, ...writes]);
+        },
+        // Write-ahead: the changes' audit lines are stored in the ledger before the catalog file is replaced.
+        {
+          beforeReplace: async () => {
+            writeLines = writes.map((r) => JSON.stringify(r));
+            if (writeLines.length) await ledger.writeIntent(input.pageIndex, writeLines);
+          },
+        },
+      );
+      faultPoint('after-catalog-replace');
+      // The catalog is written first, then its audit lines: a retry after a crash in between finds the
+      // changes through the intent above and logs them; one after a partial append logs only what is missing.
+      if (!(await audit.pageLogged(input.ledgerKey, input.pageIndex)))
+        await audit.append([...decisions, ...(writeLines ?? writes), pageLine(writes.length + loggedBefore)]);
       await ledger.writeWrites(input.pageIndex, w);
       await recordAfter();
       if (w.written.length)
@@ -496,10 +540,29 @@ export function createSweepActivities(deps: ActivityDeps) {
       await spool.finish(report);
       return report;
     },
-  };
+  });
 }
 
 export type SweepActivities = ReturnType<typeof createSweepActivities>;
+
+/**
+ * Every activity turns a catalog file problem (missing, a directory, unreadable, not a catalog) into the
+ * non-retryable InvalidCatalog failure naming the path, wherever in the sweep it shows up: retrying cannot fix
+ * it, and the person should see the path, once.
+ */
+function catalogErrorsAsFailures<T extends Record<string, (input: never) => Promise<unknown>>>(acts: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(acts)) {
+    out[name] = async (input: never) => {
+      try {
+        return await fn(input);
+      } catch (e) {
+        return catalogFailure(e);
+      }
+    };
+  }
+  return out as T;
+}
 
 /**
  * The report file, written page by page: up to 5,000 proposals are held in memory and the report comes out

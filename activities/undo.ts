@@ -2,9 +2,9 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { FileCatalogStore } from '../catalog/file-store';
 import { AuditLog, type AuditEntry } from './audit-log';
-import type { SweepMeta } from './ledger';
+import { SweepLedger, type SweepMeta, type WriteRecord } from './ledger';
 import { readJson } from './paths';
-import { revertChange } from './repairs';
+import { holds, revertChange } from './repairs';
 
 export interface UndoResult {
   sweepId: string;
@@ -45,20 +45,32 @@ export async function undoSweep(stateDir: string, sweepId: string, undoneBy = 'a
     seen.add(meta.auditFile);
     const audit = new AuditLog(meta.auditFile);
     const entries = await audit.readAll();
-    const undone = new Set(entries.filter((e) => e.type === 'undo' && e.sweepId === sweepId).map((e) => e.proposalId));
-    const writes = entries.filter(
-      (e): e is Extract<AuditEntry, { type: 'write' }> => e.type === 'write' && e.sweepId === sweepId,
-    );
-    const pending = writes.filter((w) => !undone.has(w.proposalId)).reverse();
+    const undone = new Set<string>();
+    for (const e of entries) if (e.type === 'undo' && e.sweepId === sweepId) undone.add(e.proposalId);
+    // One write per proposal (a retried page may log a write twice); the newest line wins.
+    const byProposal = new Map<string, WriteRecord>();
+    for (const e of entries) if (e.type === 'write' && e.sweepId === sweepId) byProposal.set(e.proposalId, e);
+    // Changes that reached the catalog in an attempt that died before their audit lines, and were never
+    // retried (the sweep was terminated): the ledgers' write-ahead intents still know them.
+    const unlogged: WriteRecord[] = [];
+    for (const m of metas.filter((x) => x.auditFile === meta.auditFile)) {
+      const ledger = new SweepLedger(stateDir, m.ledgerKey);
+      for (const n of await ledger.pageNumbers())
+        for (const r of await ledger.intent(n))
+          if (!byProposal.has(r.proposalId) && !undone.has(r.proposalId)) unlogged.push(r);
+    }
+    const writes = [...byProposal.values()];
+    const pending = [...writes.filter((w) => !undone.has(w.proposalId)), ...unlogged].reverse();
     const res: UndoResult = {
       sweepId,
       catalogFile: meta.catalogFile,
       undone: 0,
       conflicts: [],
-      alreadyUndone: writes.length - pending.length,
+      alreadyUndone: writes.length - (pending.length - unlogged.length),
     };
     const time = new Date().toISOString();
     const lines: AuditEntry[] = [];
+    const unloggedIds = new Set(unlogged.map((u) => u.proposalId));
     await new FileCatalogStore(meta.catalogFile).update((get) => {
       for (const w of pending) {
         const e = get(w.entityId);
@@ -66,9 +78,16 @@ export async function undoSweep(stateDir: string, sweepId: string, undoneBy = 'a
           res.conflicts.push({ proposalId: w.proposalId, note: 'entity no longer in the catalog' });
           continue;
         }
+        const isUnlogged = unloggedIds.has(w.proposalId);
+        // An intent that never landed (the attempt died before the replacement) is nothing to undo.
+        if (isUnlogged && !holds(e, w.change, w.after)) continue;
         const r = revertChange(e, w.change, w.before, w.after);
-        if (r.ok) {
+        // A value already back to what it was before: an earlier undo died after its catalog write and before
+        // its audit lines. It is undone; only the line is missing.
+        const ok = r.ok || holds(e, w.change, w.before);
+        if (ok) {
           res.undone++;
+          if (isUnlogged) lines.push({ ...w, time: w.time });
           lines.push({ type: 'undo', time, sweepId, proposalId: w.proposalId, entityId: w.entityId, undoneBy });
         } else res.conflicts.push({ proposalId: w.proposalId, note: r.note });
       }

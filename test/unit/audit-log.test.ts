@@ -63,7 +63,7 @@ describe('AuditLog applied index', () => {
     const { appendFileSync } = await import('node:fs');
     appendFileSync(log.file, JSON.stringify({ ...rest, type }) + '\n');
     const applied = await log.applied();
-    expect([...applied.entries()].sort()).toEqual([
+    expect([...applied.entries()].map(([id, by]) => [id, by.sweepId]).sort()).toEqual([
       ['p-1', 's1'],
       ['p-2', 's2'],
     ]);
@@ -91,5 +91,29 @@ describe('AuditLog applied index', () => {
     const applied = await new AuditLog(log.file).applied();
     expect(applied.size).toBe(4 * 2500);
     expect((await log.readAll()).length).toBe(4 * 2500);
+  });
+
+  test('a line cut short by a crash is skipped, and the next append starts on a line of its own', async () => {
+    const log = new AuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'audit-')), 'g.jsonl'));
+    await log.append([write('p-1')]);
+    const { appendFileSync } = await import('node:fs');
+    // What a process killed inside write() leaves: half a line, no newline.
+    appendFileSync(log.file, JSON.stringify(write('p-cut')).slice(0, 40));
+    await log.append([write('p-2')]);
+    const applied = await new AuditLog(log.file).applied();
+    expect([...applied.keys()].sort()).toEqual(['p-1', 'p-2']);
+    expect((await log.readAll()).map((e) => (e.type === 'write' ? e.proposalId : e.type))).toEqual(['p-1', 'p-2']);
+  });
+
+  test('a page line marks that page of that run as fully logged, and the writer run is kept', async () => {
+    const log = new AuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'audit-')), 'h.jsonl'));
+    await log.append([
+      { ...write('p-1'), ledgerKey: 'sweep/a@run-1' },
+      { type: 'page', time: 't', sweepId: 'sweep/a', ledgerKey: 'sweep/a@run-1', page: 3, decisions: 1, writes: 1 },
+    ]);
+    expect(await log.pageLogged('sweep/a@run-1', 3)).toBe(true);
+    expect(await log.pageLogged('sweep/a@run-1', 2)).toBe(false);
+    expect(await log.pageLogged('sweep/a@run-2', 3)).toBe(false);
+    expect((await log.applied()).get('p-1')).toEqual({ sweepId: 's1', ledgerKey: 'sweep/a@run-1' });
   });
 });

@@ -31,3 +31,37 @@ describe('SweepLedger proposals', () => {
     expect(await ledger.proposals(1)).toEqual([]);
   });
 });
+
+describe('SweepLedger keys', () => {
+  const meta = (sweepId: string, ledgerKey: string) => ({
+    sweepId,
+    ledgerKey,
+    catalogRef: { kind: 'demo' as const },
+    catalogFile: '/tmp/x.json',
+    catalogName: 'x',
+    auditFile: '/tmp/x.jsonl',
+    startedAt: '2026-12-01T00:00:00.000Z',
+  });
+
+  test.each([
+    [
+      'two sweep ids sharing their first 200 characters',
+      'sweep/shop/' + 'a'.repeat(200) + '-one',
+      'sweep/shop/' + 'a'.repeat(200) + '-two',
+    ],
+    ['ids that differ only in characters a file name cannot hold', 'sweep/a/b@run', 'sweep/a_b@run'],
+    ['the same id, two runs', 'sweep/shop/nightly@run-1', 'sweep/shop/nightly@run-2'],
+  ])('%s get two ledgers', async (_name, a, b) => {
+    const state = mkdtempSync(path.join(os.tmpdir(), 'ledger-'));
+    const la = new SweepLedger(state, a);
+    const lb = new SweepLedger(state, b);
+    expect(la.dir).not.toBe(lb.dir);
+    expect(path.basename(la.dir).length).toBeLessThanOrEqual(120);
+    await la.writeMeta(meta(a.split('@')[0]!, a));
+    await lb.writeMeta(meta(b.split('@')[0]!, b));
+    await la.writeProposals(0, 'description-drafter', [proposal('p-a')]);
+    expect((await la.meta()).ledgerKey).toBe(a);
+    expect((await lb.meta()).ledgerKey).toBe(b);
+    expect((await lb.proposals(0)).map((p) => p.id)).toEqual([]);
+  });
+});

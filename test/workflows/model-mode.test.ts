@@ -52,12 +52,12 @@ async function sweep(input: SweepInput): Promise<SweepReport> {
   }) as Promise<SweepReport>;
 }
 
-function writesOf(sweepId: string): AuditEntry[] {
+function writesOf(sweepId: string): Extract<AuditEntry, { type: 'write' }>[] {
   const dir = path.join(w.tw.stateDir, 'audit');
   return readdirSync(dir)
     .flatMap((f) => readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean))
     .map((l) => JSON.parse(l) as AuditEntry)
-    .filter((e) => e.sweepId === sweepId && e.type === 'write');
+    .filter((e): e is Extract<AuditEntry, { type: 'write' }> => e.sweepId === sweepId && e.type === 'write');
 }
 
 beforeEach(() => fp.reset());
