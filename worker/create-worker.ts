@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as fs from 'node:fs';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { heartbeatInterceptor } from '../activities/heartbeat';
 import type { WorkerConfig } from './config';
 
 /** Workflow code: the compiled folder when running from dist, the sources otherwise. */
@@ -34,6 +35,7 @@ export async function createArgusWorker(opts: ArgusWorkerOptions): Promise<Worke
     taskQueue: c.taskQueue,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
     activities: createActivities({ stateDir: c.stateDir, env: opts.env ?? process.env }),
+    interceptors: { activity: [heartbeatInterceptor] },
     ...(c.maxConcurrentActivityTaskExecutions
       ? { maxConcurrentActivityTaskExecutions: c.maxConcurrentActivityTaskExecutions }
       : {}),

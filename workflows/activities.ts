@@ -12,10 +12,15 @@ const NON_RETRYABLE = [
   FailureType.EntityInvalid,
 ];
 
-/** Page-level catalog and write activities: local file work, quick, retried a few times. */
+/**
+ * Page-level catalog and write activities: local file work, quick, retried a few times. Every activity beats
+ * each second while it runs (activities/heartbeat.ts), so a 10 s heartbeat timeout notices a dead worker in
+ * about 10 s and the retry goes to a live one; startToClose (5 min) only bounds a live attempt that is stuck
+ * (a page write of a 10,000-entity file catalog waits for at most a few group commits of ~1 s each).
+ */
 export const CATALOG_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '2 minutes',
+  heartbeatTimeout: '10s',
   retry: {
     initialInterval: '500ms',
     backoffCoefficient: 2,
@@ -26,10 +31,10 @@ export const CATALOG_OPTIONS: ActivityOptions = {
 };
 export const catalogActivities = proxyActivities<SweepActivities>(CATALOG_OPTIONS);
 
-/** The report can read every page of a large sweep, so it heartbeats per page. */
+/** The report reads every page of a large sweep: a longer startToClose, the same 10 s heartbeat timeout. */
 export const REPORT_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: '2 minutes',
+  heartbeatTimeout: '10s',
   retry: {
     initialInterval: '1s',
     backoffCoefficient: 2,

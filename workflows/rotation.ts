@@ -16,7 +16,9 @@ export function modelActivityOptions(
   const slowest = Math.max(60_000, ...cfg.endpoints.map((e) => e.timeoutMs));
   return {
     startToCloseTimeout: slowest + 90_000,
-    heartbeatTimeout: '30s',
+    // The call beats every second while it waits on the provider (activities/heartbeat.ts): a worker that
+    // dies mid-call is noticed in ~10 s instead of holding the entity until startToClose.
+    heartbeatTimeout: '10s',
     retry: {
       initialInterval: '500ms',
       backoffCoefficient: 2,
