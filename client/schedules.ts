@@ -1,4 +1,5 @@
 import type { Client, ScheduleOptions, ScheduleSummary, ScheduleDescription } from '@temporalio/client';
+import { readDuration } from '../domain/durations';
 import { sweepWorkflowId } from '../domain/ids';
 import type { SweepInput } from '../domain/sweep';
 import { plainTable } from './render';
@@ -34,16 +35,16 @@ export interface ArgusScheduleMemo {
   catalog: string;
 }
 
-const UNIT_MS = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 } as const;
-
-/** `24h`, `30m`, `1h30m`, `7d`, `90s` → milliseconds; InputError otherwise. */
+/**
+ * `24h`, `30m`, `1h30m`, `1.5h`, `7d`, `90s` (grammar: domain/durations.ts) → milliseconds; InputError otherwise.
+ * At least 1s and whole seconds: `temporal schedule create --interval` gets the same value in seconds.
+ */
 export function parseEvery(text: string): number {
-  const t = text.trim();
-  if (!/^(\d+[dhms])+$/.test(t)) throw new InputError(`--every: "${text}" is not a duration such as 24h, 30m or 1h30m`);
-  let ms = 0;
-  for (const m of t.matchAll(/(\d+)([dhms])/g)) ms += Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
-  if (ms < 1000) throw new InputError(`--every: "${text}" must be at least 1s`);
-  return ms;
+  const r = readDuration(text, { minMs: 1000 });
+  if (!r.ok) throw new InputError(`--every: ${r.error}`);
+  if (!Number.isInteger(r.ms / 1000))
+    throw new InputError(`--every: ${JSON.stringify(text)} is not a whole number of seconds`);
+  return r.ms;
 }
 
 /** Milliseconds as a Go duration for `temporal schedule create --interval` (which has no `d`): 86400000 → 24h. */

@@ -1,10 +1,29 @@
 import { z } from 'zod';
 import { AgentName, ProposalChange } from './proposal';
+import { parseDuration, readDuration } from './durations';
+
+/** POSIX `/…` or Windows `C:\\…` / `\\\\server\\…` (domain/ is workflow code: no node:path here). */
+export function isAbsolutePath(p: string): boolean {
+  return p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p) || p.startsWith('\\\\');
+}
 
 /** Where the catalog comes from. `demo` is the bundled warehouse, copied into the state folder on first use. */
 export const CatalogRef = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('demo') }).strict(),
-  z.object({ kind: z.literal('file'), path: z.string().min(1).max(4096) }).strict(),
+  z
+    .object({
+      kind: z.literal('file'),
+      /**
+       * Absolute: a worker resolving a relative path in its own working directory could repair the wrong file
+       * (the `argus` CLI resolves relative paths against the user's directory before it starts a sweep).
+       */
+      path: z
+        .string()
+        .min(1)
+        .max(4096)
+        .refine(isAbsolutePath, 'must be an absolute path (the argus CLI resolves relative ones for you)'),
+    })
+    .strict(),
 ]);
 export type CatalogRef = z.infer<typeof CatalogRef>;
 
@@ -42,10 +61,17 @@ export const HumanReviewConfig = z
   .object({
     /** Proposal kinds that wait for a person after the Arbiter approves them. */
     kinds: z.array(z.enum(['description', 'pii_tag', 'lineage_flag'])).default(['pii_tag']),
-    /** How long the sweep waits for decisions, e.g. "24h", "30m", "90s". */
+    /**
+     * How long the sweep waits for decisions, e.g. "24h", "1h30m", "7d" (grammar: domain/durations.ts). Bounded
+     * (1ms to 365d): the workflow makes a timer and a deadline date of it, and an unbounded one could make an
+     * invalid date, whose RangeError would stall the workflow task.
+     */
     deadline: z
       .string()
-      .regex(/^\d+(ms|s|m|h|d)$/, 'a duration such as 30m, 24h or 7d')
+      .superRefine((s, ctx) => {
+        const r = readDuration(s, { minMs: 1, maxMs: 365 * 86_400_000 });
+        if (!r.ok) ctx.addIssue({ code: 'custom', message: r.error });
+      })
       .default('24h'),
   })
   .strict();
@@ -124,12 +150,12 @@ export function effectivePageSize(asked: number | undefined, entityCount: number
   return asked ?? Math.min(1000, Math.max(100, Math.ceil(entityCount / 10)));
 }
 
-/** "30m", "24h", "7d", "90s", "500ms" → milliseconds (the forms HumanReviewConfig.deadline accepts). */
+/**
+ * A validated HumanReviewConfig.deadline ("30m", "1h30m", "7d", "500ms") → whole milliseconds, for a workflow
+ * timer. Deterministic (workflow code calls it); throws DurationError on text the schema would refuse.
+ */
 export function durationMs(s: string): number {
-  const m = /^(\d+)(ms|s|m|h|d)$/.exec(s);
-  if (!m) throw new Error(`not a duration: ${s}`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'ms' | 's' | 'm' | 'h' | 'd'];
-  return Number(m[1]) * unit;
+  return Math.round(parseDuration(s));
 }
 
 /** The `review` update's payload: one or many decisions. Unknown fields are refused. */

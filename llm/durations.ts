@@ -4,44 +4,22 @@
  * Pure functions; `now` is always passed in so callers and tests control the clock.
  */
 
-const UNIT_SECONDS: Record<string, number> = {
-  ns: 1e-9,
-  us: 1e-6,
-  µs: 1e-6, // U+00B5 micro sign, what Go prints
-  μs: 1e-6, // U+03BC greek mu, what people type
-  ms: 1e-3,
-  s: 1,
-  m: 60,
-  h: 3600,
-  d: 86400, // not Go, but some gateways print it and it cannot be misread
-};
+import { readDuration } from '../domain/durations';
 
 const NUMBER = String.raw`(?:\d+(?:\.\d*)?|\.\d+)`;
 const PLAIN_SECONDS = new RegExp(`^${NUMBER}$`);
-// Longer unit names first so "ms" is not read as "m" followed by garbage.
-const GO_PART = new RegExp(`(${NUMBER})\\s*(ns|us|µs|μs|ms|h|m|s|d)`, 'y');
 
 /**
- * Seconds in a Go-style duration ("1h30m43.2s", "205ms", "6m0s", "500µs") or a plain number of
- * seconds ("45", "47.434392449"). Null for anything else, including negative values.
+ * Seconds in a Go-style duration ("1h30m43.2s", "205ms", "6m0s", "500µs"; the grammar of
+ * domain/durations.ts, here case-insensitive) or a plain number of seconds ("45", "47.434392449").
+ * Null for anything else, including negative values.
  */
 export function parseDurationSeconds(text: string): number | null {
   const s = text.trim().toLowerCase();
   if (s === '') return null;
   if (PLAIN_SECONDS.test(s)) return Number(s);
-  let total = 0;
-  let pos = 0;
-  while (pos < s.length) {
-    GO_PART.lastIndex = pos;
-    const m = GO_PART.exec(s);
-    if (!m) return null;
-    const unit = UNIT_SECONDS[m[2] ?? ''];
-    if (unit === undefined) return null;
-    total += Number(m[1]) * unit;
-    pos = GO_PART.lastIndex;
-    while (s[pos] === ' ') pos++;
-  }
-  return Number.isFinite(total) ? total : null;
+  const r = readDuration(s);
+  return r.ok ? r.ms / 1000 : null;
 }
 
 // Magnitude thresholds that separate the three numeric readings of a reset value.
