@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import {
   ScheduleAlreadyRunning,
@@ -35,7 +36,8 @@ import {
 } from './schedules';
 import { registerEvalCommand } from './eval-arbiter';
 import { undoSweep } from '../activities/undo';
-import { defaultStateDir } from '../activities/paths';
+import { defaultStateDir, projectRoot } from '../activities/paths';
+import { rootCause, SweepFailedError } from './failures';
 import { startFakeProvider, FAKE_SCENARIO_HELP } from '../llm/fake-provider';
 import { FAKE_REVIEWERS, type FakeReviewer } from '../llm/fake-model';
 import type { SweepInput } from '../domain/sweep';
@@ -125,7 +127,11 @@ function renderReport(r: SweepReport, format: Format, link?: string): string {
 /** Options shared by `sweep start` and `schedule create`: what to sweep and how. */
 function addSweepInputOptions(cmd: Command): Command {
   return cmd
-    .option('--catalog <demo|path>', 'the bundled demo or a catalog file (absolute path as the worker sees it)', 'demo')
+    .option(
+      '--catalog <demo|path>',
+      'the bundled demo or a catalog file (a relative path is resolved against this directory; the worker must see the same path)',
+      'demo',
+    )
     .option('--input-file <file>', 'a JSON file with the whole sweep input (overrides --catalog)')
     .option(
       '--endpoints-file <file>',
@@ -181,6 +187,8 @@ interface StatusView {
   searchAttributes: { ArgusCatalog?: string; ArgusMode?: string; ArgusPartial?: boolean };
   progress?: SweepProgress;
   result?: unknown;
+  /** Root cause of a FAILED sweep. */
+  failure?: { type: string; message: string };
   webUi: string;
 }
 
@@ -210,6 +218,15 @@ async function sweepStatus(id: string, o: { json?: boolean }): Promise<void> {
         err(`(progress query not answered: ${(e as Error).message})`);
       }
     }
+    let failure: SweepFailedError | undefined;
+    if (d.status.name === 'FAILED') {
+      // The close event holds the failure: name its root cause, not the wrapper ("Activity task failed").
+      failure = await h.result().then(
+        () => undefined,
+        (e: unknown) => new SweepFailedError(d.workflowId, rootCause((e as { cause?: unknown }).cause ?? e)),
+      );
+      if (failure) view.failure = failure.root;
+    }
     if (o.json) out(JSON.stringify(view, null, 2));
     else {
       const sa = view.searchAttributes;
@@ -220,6 +237,7 @@ async function sweepStatus(id: string, o: { json?: boolean }): Promise<void> {
         `  ArgusCatalog=${sa.ArgusCatalog ?? '—'} ArgusMode=${sa.ArgusMode ?? '—'} ArgusPartial=${sa.ArgusPartial ?? '—'}`,
       ];
       if (view.progress) lines.push(`  progress: ${progressLine(view.progress)}`);
+      if (view.failure) lines.push(`  failed: ${view.failure.type}: ${view.failure.message}`);
       const s = view.result as
         | {
             partial: boolean;
@@ -244,6 +262,7 @@ async function sweepStatus(id: string, o: { json?: boolean }): Promise<void> {
       out(lines.join('\n'));
     }
     if (d.status.name === 'COMPLETED') process.exitCode = view.searchAttributes.ArgusPartial ? EXIT.partial : EXIT.ok;
+    else if (failure) process.exitCode = failure.exitCode;
     else if (d.status.name !== 'RUNNING' && d.status.name !== 'CONTINUED_AS_NEW') process.exitCode = EXIT.failed;
   });
 }
@@ -423,11 +442,21 @@ async function fakeProvider(o: {
   err('fake provider stopped');
 }
 
+/** The version in ARGUS's package.json (source checkout or installed package alike). */
+export function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
 export function buildProgram(): Command {
   const program = new Command('argus')
     .description(
       'ARGUS keeps a data catalog honest: sweeps on Temporal with agents, an Arbiter and exactly-once writes.',
     )
+    .version(packageVersion(), '-V, --version', 'print the ARGUS version')
     .showHelpAfterError()
     // Usage errors exit 2 (scripts rely on it); help exits 0.
     .exitOverride()
@@ -668,6 +697,7 @@ export function buildProgram(): Command {
 export function exitCodeFor(e: unknown): number {
   if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
   if (e instanceof InputError) return EXIT.usage;
+  if (e instanceof SweepFailedError) return e.exitCode;
   return EXIT.failed;
 }
 

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import * as path from 'node:path';
+import { sweepFailure } from './failures';
 import type { SearchAttributePair } from '@temporalio/common';
 import { TASK_QUEUE, sweepWorkflowId, catalogKey } from '../domain/ids';
 import { EndpointConfig, parseSweepInput, type SweepConfig, type SweepInput } from '../domain/sweep';
@@ -94,14 +96,7 @@ export async function resultOf(handle: WorkflowHandle<typeof sweepWorkflow>): Pr
   try {
     return await handle.result();
   } catch (e) {
-    if (e instanceof WorkflowFailedError) {
-      const cause = e.cause as { message?: string; type?: string } | undefined;
-      throw new Error(
-        `sweep ${handle.workflowId} failed: ${cause?.type ? cause.type + ': ' : ''}${cause?.message ?? e.message}`,
-        { cause: e },
-      );
-    }
-    throw e;
+    throw sweepFailure(handle.workflowId, e);
   }
 }
 
@@ -165,6 +160,17 @@ export function readEndpointsFile(file: string): EndpointConfig[] {
   return raw as EndpointConfig[];
 }
 
+/**
+ * A relative catalog path means the person's current directory, not the worker's: resolve it here, before the
+ * sweep starts (the sweep input refuses relative paths).
+ */
+export function withAbsoluteCatalogPath<T extends Record<string, unknown>>(input: T, cwd = process.cwd()): T {
+  const c = input.catalog as { kind?: unknown; path?: unknown } | undefined;
+  if (c && c.kind === 'file' && typeof c.path === 'string' && c.path && !path.isAbsolute(c.path))
+    return { ...input, catalog: { ...c, path: path.resolve(cwd, c.path) } };
+  return input;
+}
+
 function positiveInt(v: string, flag: string): number {
   if (!/^\d+$/.test(v)) throw new InputError(`${flag} must be a whole number, got "${v}"`);
   return Number(v);
@@ -182,6 +188,7 @@ export function sweepInputFromOptions(opts: SweepInputOptions): SweepInput {
     input = {
       catalog: !opts.catalog || opts.catalog === 'demo' ? { kind: 'demo' } : { kind: 'file', path: opts.catalog },
     };
+  input = withAbsoluteCatalogPath(input);
   if (opts.endpointsFile) input.endpoints = readEndpointsFile(opts.endpointsFile);
   if (opts.review) input.review = opts.review;
   if (opts.dryRun) input.dryRun = true;

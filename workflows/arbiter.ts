@@ -1,4 +1,4 @@
-import { ApplicationFailure, setCurrentDetails } from '@temporalio/workflow';
+import { ApplicationFailure, patched, setCurrentDetails, upsertMemo } from '@temporalio/workflow';
 import type { ReviewMode, EndpointConfig } from '../domain/sweep';
 import type { Outcome } from '../domain/proposal';
 import type { RetiredEndpoint } from '../domain/report';
@@ -108,8 +108,39 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
       result.notReviewed += unreviewed.length;
     }
   }
-  setCurrentDetails(
-    `Page ${input.pageIndex}: ${result.approved} approved, ${result.rejected} rejected, ${result.notReviewed} not reviewed`,
+  // What this page's review lost, said where a person looks (the details and the persisted memo), bounded.
+  const newlyRetired = result.retired.filter((r) => !input.retired.some((x) => x.endpointId === r.endpointId));
+  const retiredLines = result.retired.map(
+    (r) =>
+      `- endpoint **${r.endpointId}** retired: ${r.reason.slice(0, 200)}` +
+      (r.providerMessage ? ` — provider said: "${r.providerMessage.slice(0, 300)}"` : '') +
+      (input.retired.some((x) => x.endpointId === r.endpointId) ? ' (before this page)' : ''),
   );
+  const verdict =
+    result.notReviewed > 0
+      ? `**PARTIAL** — ${result.notReviewed} proposals not reviewed (never written)`
+      : '**Complete**';
+  setCurrentDetails(
+    `${verdict}\n\nPage ${input.pageIndex}: ${result.approved} approved, ${result.rejected} rejected, ` +
+      `${result.notReviewed} not reviewed` +
+      (retiredLines.length ? `\n\n${retiredLines.slice(0, 8).join('\n')}` : ''),
+  );
+  if (patched('arbiter-memo-v1')) {
+    upsertMemo({
+      summary: {
+        partial: result.notReviewed > 0,
+        page: input.pageIndex,
+        approved: result.approved,
+        rejected: result.rejected,
+        notReviewed: result.notReviewed,
+        retiredEndpoints: result.retired.slice(0, 8).map((r) => ({
+          endpointId: r.endpointId,
+          reason: r.reason.slice(0, 200),
+          providerMessage: r.providerMessage.slice(0, 300),
+          retiredHere: newlyRetired.includes(r),
+        })),
+      },
+    });
+  }
   return result;
 }

@@ -13,6 +13,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
   log,
+  patched,
 } from '@temporalio/workflow';
 import { parseSweepInput, durationMs, effectivePageSize, ReviewDecisions, type SweepConfig } from '../domain/sweep';
 import type { EntityFailure, AgentName } from '../domain/proposal';
@@ -151,7 +152,19 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     state = carry;
   } else {
     const ledgerKey = `${sweepId}@${info.firstExecutionRunId}`;
-    const opened = await catalogActivities.openCatalog({ sweepId, ledgerKey, catalog: cfg.catalog });
+    let opened: { catalogName: string; entityCount: number };
+    try {
+      opened = await catalogActivities.openCatalog({ sweepId, ledgerKey, catalog: cfg.catalog });
+    } catch (err) {
+      // The sweep cannot start: fail with the root cause itself (say, "catalog file not found: /x"), not the
+      // activity wrapper, so the CLI, `sweep status` and the Web UI all show what a person can act on.
+      const f = failureOf(err);
+      const message = `cannot open the catalog: ${f.message}`;
+      setCurrentDetails(`**FAILED** — ${message}`);
+      if (patched('failure-memo-v1'))
+        upsertMemo({ summary: { verdict: 'FAILED', failure: f.category, reason: message.slice(0, 2000) } });
+      throw ApplicationFailure.create({ type: f.category, message, nonRetryable: true });
+    }
     state = {
       ledgerKey,
       catalogName: opened.catalogName,
@@ -422,8 +435,13 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
   upsertSearchAttributes([{ key: SA_KEYS.partial, value: report.partial }]);
   upsertMemo({
     summary: {
+      // Persisted with the run (unlike the live details): readable in the Web UI after every worker stopped.
+      verdict: report.partial ? 'PARTIAL' : 'COMPLETE',
+      reason: report.partial ? report.partialReasons.join('; ').slice(0, 1500) : 'everything asked was done',
+      fullReport: `argus report ${sweepId} --format html --out report.html (or the file ${report.reportFile})`,
+      reportFile: report.reportFile,
       partial: report.partial,
-      partialReasons: report.partialReasons.slice(0, 5),
+      partialReasons: report.partialReasons.slice(0, 5).map((r) => r.slice(0, 600)),
       entities: report.entities,
       outcomes: report.outcomes,
       written: report.written,
@@ -435,7 +453,9 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
   setCurrentDetails(
     `${report.partial ? '**PARTIAL** — ' + report.partialReasons.join('; ') : '**Complete**'}\n\n` +
       `${report.entities.processed}/${report.entities.requested} entities processed; approved ${report.outcomes.approved}, ` +
-      `rejected ${report.outcomes.rejected}, not reviewed ${report.outcomes.not_reviewed}; written ${report.written}.`,
+      `rejected ${report.outcomes.rejected}, not reviewed ${report.outcomes.not_reviewed}; written ${report.written}.\n\n` +
+      `Full report: \`argus report ${sweepId} --format html --out report.html\` (file: ${report.reportFile}). ` +
+      "The same verdict is kept in this run's memo (summary), readable after the worker stops.",
   );
   return report;
 }
