@@ -8,10 +8,19 @@ import {
   retiredRows,
   pct,
   reportHeadline,
+  groupByReason,
+  groupSize,
+  entityList,
+  outcomeCount,
+  groupedCountsNote,
+  whereTheRestIs,
 } from './render';
 
 /** Proposals listed per outcome; the JSON report has them all. */
 const MAX_LISTED = 200;
+/** Reasons, and entity ids per reason, listed for not-reviewed proposals. */
+const MAX_GROUPS = 30;
+const MAX_ENTITIES = 30;
 
 const COLOURS = {
   approved: '#2e7d32',
@@ -123,13 +132,43 @@ function coverageChart(r: SweepReport): string {
   return `<svg role="img" aria-label="Coverage before and after" viewBox="0 0 ${labelW + barW + 120} ${h}" width="${labelW + barW + 120}" height="${h}">${parts.join('')}</svg>`;
 }
 
-function proposalSection(title: string, ps: ReportProposal[], withWritten: boolean): string {
+const code = (s: string) => `<code>${esc(s)}</code>`;
+
+function proposalSection(
+  r: SweepReport,
+  title: string,
+  outcome: ReportProposal['outcome'],
+  withWritten: boolean,
+): string {
+  const ps = r.proposals.filter((p) => p.outcome === outcome);
   if (ps.length === 0) return '';
   const { header, rows } = proposalTable(ps, withWritten, MAX_LISTED);
   return (
-    `<details${title === 'Approved' ? '' : ' open'}><summary>${esc(title)} (${ps.length})</summary>` +
+    `<details${title === 'Approved' ? '' : ' open'}><summary>${esc(title)} (${esc(outcomeCount(r, outcome, ps.length))})</summary>` +
     table(header, rows, 'proposals') +
-    (ps.length > MAX_LISTED ? `<p>… ${ps.length - MAX_LISTED} more in the JSON report.</p>` : '') +
+    (ps.length > MAX_LISTED ? `<p>… ${ps.length - MAX_LISTED} more not shown. ${whereTheRestIs(r, code)}</p>` : '') +
+    '</details>'
+  );
+}
+
+/** Not-reviewed proposals, one row per distinct reason: the reason once, how many, which entities. */
+function notReviewedSection(r: SweepReport): string {
+  const ps = r.proposals.filter((p) => p.outcome === 'not_reviewed');
+  if (ps.length === 0) return '';
+  const groups = groupByReason(ps);
+  const rest = groups.slice(MAX_GROUPS);
+  const note = groupedCountsNote(r);
+  const cut = rest.length > 0 || groups.some((g) => g.entities.length > MAX_ENTITIES) || r.proposalsTruncated > 0;
+  return (
+    `<details open><summary>Not reviewed (${esc(outcomeCount(r, 'not_reviewed', ps.length))}), by reason</summary>` +
+    table(
+      ['proposals', 'reason', 'entities'],
+      groups.slice(0, MAX_GROUPS).map((g) => [groupSize(g), g.reason, entityList(g, MAX_ENTITIES)]),
+      'proposals groups',
+    ) +
+    (rest.length ? `<p>… ${rest.length} more reasons (${rest.reduce((n, g) => n + g.count, 0)} proposals).</p>` : '') +
+    (note ? `<p><em>${esc(note)}</em></p>` : '') +
+    (cut ? `<p>${whereTheRestIs(r, code)}</p>` : '') +
     '</details>'
   );
 }
@@ -146,6 +185,7 @@ table{border-collapse:collapse;margin:6px 0 12px;background:#fff}
 th,td{border:1px solid #e0e0e0;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f5f5f5}td.n{text-align:right}
 table.proposals td{font-size:13px}
+table.groups td:first-child{min-width:12em}table.groups td:nth-child(n+2){overflow-wrap:anywhere}
 .charts{display:flex;flex-wrap:wrap;gap:24px}
 .chart{background:#fff;border:1px solid #e0e0e0;border-radius:6px;padding:12px}
 svg text{font:13px system-ui,sans-serif;fill:#212121}svg text.num{fill:#424242}svg text.lgd{font-size:12px}
@@ -216,23 +256,13 @@ export function renderReportHtml(r: SweepReport, opts: { uiLink?: string } = {})
           : '') + table(RETIRED_HEADER, retiredRows(r)),
     '<h2>Proposals</h2>',
     r.proposals.length === 0 ? '<p>None.</p>' : '',
-    proposalSection(
-      'Rejected',
-      r.proposals.filter((p) => p.outcome === 'rejected'),
-      false,
-    ),
-    proposalSection(
-      'Not reviewed',
-      r.proposals.filter((p) => p.outcome === 'not_reviewed'),
-      false,
-    ),
-    proposalSection(
-      'Approved',
-      r.proposals.filter((p) => p.outcome === 'approved'),
-      true,
-    ),
-    r.proposalsTruncated ? `<p>${r.proposalsTruncated} proposals are not in the report (truncated).</p>` : '',
-    `<p>Full JSON report: <code>${esc(r.reportFile)}</code></p>`,
+    proposalSection(r, 'Rejected', 'rejected', false),
+    notReviewedSection(r),
+    proposalSection(r, 'Approved', 'approved', true),
+    r.proposalsTruncated
+      ? `<p>${r.proposalsTruncated} more proposals are not listed in this report. ${whereTheRestIs(r, code)}</p>`
+      : '',
+    `<p>Full JSON report: ${code(r.reportFile)}</p>`,
   ].join('\n');
   return (
     '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">' +

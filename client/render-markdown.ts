@@ -1,8 +1,28 @@
 import type { ReportProposal, SweepReport } from '../domain/report';
-import { KINDS, KIND_LABEL, proposalTable, coverageRows, RETIRED_HEADER, retiredRows, reportHeadline } from './render';
+import {
+  KINDS,
+  KIND_LABEL,
+  proposalTable,
+  coverageRows,
+  RETIRED_HEADER,
+  retiredRows,
+  reportHeadline,
+  groupByReason,
+  groupSize,
+  entityList,
+  outcomeCount,
+  groupedCountsNote,
+  whereTheRestIs,
+} from './render';
 
 /** Proposals listed per outcome; the JSON report has them all. */
 const MAX_LISTED = 50;
+/** Reasons, and entity ids per reason, listed for not-reviewed proposals. */
+const MAX_GROUPS = 20;
+const MAX_ENTITIES = 20;
+
+/** A path or command as inline code (a backtick inside would end the span, so it is dropped). */
+const code = (s: string) => `\`${s.replace(/`/g, '')}\``;
 
 /** A table cell: no pipes or newlines break the row, no HTML gets through to a renderer. */
 function cell(v: string | number | boolean | null | undefined): string {
@@ -23,12 +43,40 @@ function table(header: string[], rows: (string | number | boolean | null | undef
   ];
 }
 
-function proposalSection(title: string, ps: ReportProposal[], withWritten: boolean): string[] {
+function proposalSection(
+  r: SweepReport,
+  title: string,
+  outcome: ReportProposal['outcome'],
+  withWritten: boolean,
+): string[] {
+  const ps = r.proposals.filter((p) => p.outcome === outcome);
   if (ps.length === 0) return [];
-  const out = [`### ${title} (${ps.length})`, ''];
+  const out = [`### ${title} (${outcomeCount(r, outcome, ps.length)})`, ''];
   const { header, rows } = proposalTable(ps, withWritten, MAX_LISTED);
   out.push(...table(header, rows));
-  if (ps.length > MAX_LISTED) out.push('', `… ${ps.length - MAX_LISTED} more in the JSON report.`);
+  if (ps.length > MAX_LISTED) out.push('', `… ${ps.length - MAX_LISTED} more not shown. ${whereTheRestIs(r, code)}`);
+  out.push('');
+  return out;
+}
+
+/** Not-reviewed proposals, one row per distinct reason: the reason once, how many, which entities. */
+function notReviewedSection(r: SweepReport): string[] {
+  const ps = r.proposals.filter((p) => p.outcome === 'not_reviewed');
+  if (ps.length === 0) return [];
+  const groups = groupByReason(ps);
+  const out = [`### Not reviewed (${outcomeCount(r, 'not_reviewed', ps.length)})`, ''];
+  out.push(
+    ...table(
+      ['proposals', 'reason', 'entities'],
+      groups.slice(0, MAX_GROUPS).map((g) => [groupSize(g), g.reason, entityList(g, MAX_ENTITIES)]),
+    ),
+  );
+  const rest = groups.slice(MAX_GROUPS);
+  if (rest.length) out.push('', `… ${rest.length} more reasons (${rest.reduce((n, g) => n + g.count, 0)} proposals).`);
+  const note = groupedCountsNote(r);
+  if (note) out.push('', `_${note}_`);
+  if (rest.length || groups.some((g) => g.entities.length > MAX_ENTITIES) || r.proposalsTruncated)
+    out.push('', whereTheRestIs(r, code));
   out.push('');
   return out;
 }
@@ -116,29 +164,12 @@ export function renderReportMarkdown(r: SweepReport, opts: { uiLink?: string } =
   }
 
   out.push('## Proposals', '');
-  out.push(
-    ...proposalSection(
-      'Rejected',
-      r.proposals.filter((p) => p.outcome === 'rejected'),
-      false,
-    ),
-  );
-  out.push(
-    ...proposalSection(
-      'Not reviewed',
-      r.proposals.filter((p) => p.outcome === 'not_reviewed'),
-      false,
-    ),
-  );
-  out.push(
-    ...proposalSection(
-      'Approved',
-      r.proposals.filter((p) => p.outcome === 'approved'),
-      true,
-    ),
-  );
+  out.push(...proposalSection(r, 'Rejected', 'rejected', false));
+  out.push(...notReviewedSection(r));
+  out.push(...proposalSection(r, 'Approved', 'approved', true));
   if (r.proposals.length === 0) out.push('None.', '');
-  if (r.proposalsTruncated) out.push(`${r.proposalsTruncated} proposals are not in the report (truncated).`, '');
-  out.push(`Full JSON report: \`${r.reportFile}\``, '');
+  if (r.proposalsTruncated)
+    out.push(`${r.proposalsTruncated} more proposals are not listed in this report. ${whereTheRestIs(r, code)}`, '');
+  out.push(`Full JSON report: ${code(r.reportFile)}`, '');
   return out.join('\n');
 }

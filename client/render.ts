@@ -10,7 +10,6 @@ export const KIND_LABEL: Record<(typeof KINDS)[number], string> = {
   lineage_flag: 'lineage flags',
 };
 
-/** First line of every rendering: a partial run says PARTIAL before anything else. */
 /** The before/after rows of the business outcome: description coverage and PII governance. */
 export function coverageRows(r: SweepReport): string[][] {
   return [
@@ -63,6 +62,88 @@ export function proposalTable(
   };
 }
 
+/** Not-reviewed proposals that share one reason: the reason once, how many, and which entities. */
+export interface ReasonGroup {
+  reason: string;
+  /** Proposals with this reason, among the proposals listed in the report. */
+  count: number;
+  /** Distinct entity ids, in the order the proposals list them. */
+  entities: string[];
+  byKind: Partial<Record<ReportProposal['kind'], number>>;
+}
+
+/**
+ * Groups proposals by their reason, most frequent first (ties keep first appearance). The key is the reason
+ * exactly as written: stripping per-proposal detail (request ids, timestamps) could merge reasons that differ.
+ */
+export function groupByReason(ps: ReportProposal[]): ReasonGroup[] {
+  const groups = new Map<string, { g: ReasonGroup; seen: Set<string> }>();
+  for (const p of ps) {
+    let entry = groups.get(p.reason);
+    if (!entry) {
+      entry = { g: { reason: p.reason, count: 0, entities: [], byKind: {} }, seen: new Set() };
+      groups.set(p.reason, entry);
+    }
+    entry.g.count++;
+    entry.g.byKind[p.kind] = (entry.g.byKind[p.kind] ?? 0) + 1;
+    if (!entry.seen.has(p.entityId)) {
+      entry.seen.add(p.entityId);
+      entry.g.entities.push(p.entityId);
+    }
+  }
+  return [...groups.values()].map((e) => e.g).sort((a, b) => b.count - a.count);
+}
+
+/** "a, b, c and 17 more": the first `max` entity ids of a group. */
+export function entityList(g: ReasonGroup, max: number): string {
+  const shown = g.entities.slice(0, max).join(', ');
+  const more = g.entities.length - max;
+  return more > 0 ? `${shown} and ${more} more` : shown;
+}
+
+/** "3 proposals on 2 entities (descriptions 2, PII tags 1)". */
+export function groupSize(g: ReasonGroup): string {
+  const kinds = KINDS.filter((k) => g.byKind[k])
+    .map((k) => `${KIND_LABEL[k]} ${g.byKind[k]}`)
+    .join(', ');
+  return `${g.count} proposal${g.count === 1 ? '' : 's'} on ${g.entities.length} entit${g.entities.length === 1 ? 'y' : 'ies'} (${kinds})`;
+}
+
+/**
+ * How many proposals of one outcome, said honestly: the listed count when the report lists every proposal, else
+ * "N of M listed" with M from the whole-sweep outcome counts.
+ */
+export function outcomeCount(r: SweepReport, outcome: ReportProposal['outcome'], listed: number): string {
+  return r.proposalsTruncated ? `${listed} listed of ${r.outcomes[outcome]} in the sweep` : String(listed);
+}
+
+/** The note under grouped counts of a truncated report: they are of the listed proposals, not of the sweep. */
+export function groupedCountsNote(r: SweepReport): string | undefined {
+  if (!r.proposalsTruncated) return undefined;
+  return (
+    `These counts are of the first ${r.proposals.length} proposals, the ones this report lists; ` +
+    `${r.proposalsTruncated} more are not listed. The whole sweep left ${r.outcomes.not_reviewed} not reviewed.`
+  );
+}
+
+/** The command that prints this sweep's JSON report, quoted for a shell if the id needs it. */
+export function jsonReportCommand(r: SweepReport): string {
+  const id = /^[\w./:@+=-]+$/.test(r.sweepId) ? r.sweepId : `'${r.sweepId.replace(/'/g, `'\\''`)}'`;
+  return `argus report ${id} --format json`;
+}
+
+/**
+ * Where the rest of a cut listing is, concretely: the report file (every proposal) and the command (the same
+ * proposals as this report). `code` formats a path or a command for the output format, escaping included.
+ */
+export function whereTheRestIs(r: SweepReport, code: (s: string) => string): string {
+  const file = code(r.reportFile);
+  const cmd = code(jsonReportCommand(r));
+  return r.proposalsTruncated
+    ? `Every proposal (${r.proposals.length + r.proposalsTruncated}) is in the report file ${file}; ${cmd} prints the first ${r.proposals.length}.`
+    : `Every proposal is in the report file ${file}, and ${cmd} prints them all.`;
+}
+
 /** Left-aligned plain-text columns, for terminal listings (reviews, schedules). */
 export function plainTable(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
@@ -76,6 +157,7 @@ export function plainTable(rows: string[][]): string {
     .join('\n');
 }
 
+/** First line of every rendering: a partial run says PARTIAL before anything else. */
 export function reportHeadline(r: SweepReport): string {
   return `${r.partial ? `PARTIAL SWEEP — ${r.partialReasons.length} reason(s)` : 'COMPLETE SWEEP'}: ${r.sweepId}`;
 }
@@ -93,6 +175,33 @@ export function changeSummary(p: Pick<ReportProposal, 'entityId' | 'change'>): s
         ? `drop dangling upstream ${c.upstream} of ${p.entityId}`
         : `record upstream ${c.upstream} of ${p.entityId} (read by its SQL)`;
   }
+}
+
+/** Reasons and entity ids listed per not-reviewed group in the text report. */
+const TEXT_MAX_GROUPS = 10;
+const TEXT_MAX_ENTITIES = 10;
+
+/** Not-reviewed proposals of the text report, one block per reason. */
+function notReviewedText(r: SweepReport): string[] {
+  const ps = r.proposals.filter((p) => p.outcome === 'not_reviewed');
+  if (ps.length === 0) return [];
+  const groups = groupByReason(ps);
+  const out = ['', `Not reviewed (${outcomeCount(r, 'not_reviewed', ps.length)}), by reason:`];
+  let cut = false;
+  for (const g of groups.slice(0, TEXT_MAX_GROUPS)) {
+    out.push(`  - ${groupSize(g)}:`, `      ${g.reason.replace(/\s*\n\s*/g, ' ')}`);
+    out.push(`      entities: ${entityList(g, TEXT_MAX_ENTITIES)}`);
+    if (g.entities.length > TEXT_MAX_ENTITIES) cut = true;
+  }
+  const rest = groups.slice(TEXT_MAX_GROUPS);
+  if (rest.length) {
+    cut = true;
+    out.push(`  … ${rest.length} more reasons (${rest.reduce((n, g) => n + g.count, 0)} proposals)`);
+  }
+  const note = groupedCountsNote(r);
+  if (note) out.push(`  ${note}`);
+  if (cut || r.proposalsTruncated) out.push(`  ${whereTheRestIs(r, (s) => `\`${s}\``)}`);
+  return out;
 }
 
 function table(rows: string[][]): string {
@@ -167,8 +276,13 @@ export function renderReportText(r: SweepReport, opts: { uiLink?: string } = {})
       out.push(
         `  - ${f.entity} at ${f.stage}: ${f.category}${f.retryable ? ' (retryable)' : ''} — ${f.message.slice(0, 160)}`,
       );
-    if (r.failures.length > 10) out.push(`  … ${r.failures.length - 10 + r.failuresTruncated} more in the JSON report`);
+    if (r.failures.length > 10)
+      out.push(
+        `  … ${r.failures.length - 10} more in the report file ${r.reportFile} (or run \`${jsonReportCommand(r)}\`)`,
+      );
+    if (r.failuresTruncated) out.push(`  … ${r.failuresTruncated} more not recorded in the report`);
   }
+  out.push(...notReviewedText(r));
   out.push('');
   out.push(`Full report: ${r.reportFile}`);
   if (opts.uiLink) out.push(`Web UI: ${opts.uiLink}`);

@@ -1,5 +1,5 @@
 import type { ReportProposal, SweepReport } from '../../domain/report';
-import { changeSummary, renderReportText } from '../../client/render';
+import { changeSummary, groupByReason, renderReportText } from '../../client/render';
 import { renderReportMarkdown } from '../../client/render-markdown';
 import { renderReportHtml } from '../../client/render-html';
 import { progressLine } from '../../client/progress';
@@ -124,6 +124,12 @@ const partial = report({
 
 const complete = report();
 
+/** The partial report with its hostile description proposal rejected, so that it is rendered as a row. */
+const withRejectedScript = report({
+  ...partial,
+  proposals: proposals.map((p) => (p.id === 'p-desc' ? { ...p, outcome: 'rejected', reason: 'not grounded' } : p)),
+});
+
 const renderers = {
   text: (r: SweepReport) => renderReportText(r),
   markdown: (r: SweepReport) => renderReportMarkdown(r),
@@ -181,13 +187,18 @@ describe('markdown report', () => {
     expect(md).toMatch(/\| primary-gpt \| daily quota spent \| 429 \| tokens-per-day \|/);
   });
 
-  test('proposals are grouped by outcome; cell text cannot break the table or inject HTML', () => {
+  test('proposals are grouped by outcome', () => {
     expect(md).toContain('### Rejected (1)');
     expect(md).toContain('### Not reviewed (1)');
     expect(md).toContain('### Approved (2)');
     expect(md).toContain('a region is not personal data');
-    expect(md).not.toContain('<script>');
-    expect(md).toContain('&lt;script&gt;alert(1)&lt;/script&gt; \\| placed by customers');
+  });
+
+  test('cell text cannot break the table or inject HTML', () => {
+    // Not-reviewed proposals are listed by reason, without their change: the hostile text is in a rejected row.
+    const out = renderReportMarkdown(withRejectedScript);
+    expect(out).not.toContain('<script>');
+    expect(out).toContain('&lt;script&gt;alert(1)&lt;/script&gt; \\| placed by customers');
   });
 });
 
@@ -226,8 +237,9 @@ describe('html report', () => {
   });
 
   test('text from the catalog is escaped', () => {
-    expect(html).not.toContain('<script>alert(1)</script>');
-    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    const out = renderReportHtml(withRejectedScript);
+    expect(out).not.toContain('<script>alert(1)</script>');
+    expect(out).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
   });
 
   test('the coverage chart shows before and after', () => {
@@ -236,6 +248,168 @@ describe('html report', () => {
     expect(html).toContain('PII tagged before: 23.1 %');
     expect(html).toContain('PII tagged after: 92.3 %');
   });
+});
+
+/** A sweep whose model endpoint ran out of daily quota: 200 proposals share one long provider message. */
+const QUOTA_REASON =
+  'endpoint primary-gpt retired before review: Rate limit reached for gpt-4o-mini in organization org-abc on ' +
+  'tokens per day (TPD): Limit 100000, Used 99299, Requested 1139. Please try again in 1h30m43.2s. Visit ' +
+  'https://platform.openai.com/account/rate-limits to learn more. You can increase your rate limit by adding a ' +
+  'payment method to your account at https://platform.openai.com/account/billing.';
+const OTHER_REASON = 'review deadline passed <script>alert("x")</script> & nobody answered';
+
+const entity = (i: number) => `raw.quota_t${String(i).padStart(3, '0')}`;
+
+const quotaProposals: ReportProposal[] = [
+  ...Array.from({ length: 200 }, (_, i) =>
+    proposal({
+      id: `p-q${i}`,
+      entityId: entity(i),
+      agent: 'description-drafter',
+      change: { kind: 'description', target: 'table', text: `Table ${i}.` },
+      outcome: 'not_reviewed',
+      reason: QUOTA_REASON,
+      reviewer: 'none',
+    }),
+  ),
+  // Two of the three share an entity: the group counts 3 proposals on 2 entities.
+  ...['raw.late_a', 'raw.late_a', 'raw.late_b'].map((entityId, i) =>
+    proposal({
+      id: `p-late${i}`,
+      entityId,
+      change: { kind: 'pii_tag', column: `c${i}`, category: 'email', confidence: 0.9, explanation: 'name' },
+      outcome: 'not_reviewed',
+      reason: OTHER_REASON,
+      reviewer: 'none',
+    }),
+  ),
+  proposals[0]!,
+  proposals[1]!,
+];
+
+const quota = report({
+  partial: true,
+  partialReasons: ['203 proposals were not reviewed', 'endpoint primary-gpt retired: daily quota spent'],
+  outcomes: { approved: 1, rejected: 1, not_reviewed: 203 },
+  byKind: {
+    description: { proposed: 200, approved: 0, rejected: 0, not_reviewed: 200, written: 0 },
+    pii_tag: { proposed: 5, approved: 1, rejected: 1, not_reviewed: 3, written: 1 },
+    lineage_flag: { proposed: 0, approved: 0, rejected: 0, not_reviewed: 0, written: 0 },
+  },
+  written: 1,
+  proposals: quotaProposals,
+  reportFile: '/var/lib/argus/sweeps/shop-2026/report.json',
+});
+
+/** The same sweep, of which the report lists only the first proposals (the whole sweep left 640 unreviewed). */
+const quotaTruncated = report({
+  ...quota,
+  outcomes: { approved: 1, rejected: 1, not_reviewed: 640 },
+  proposalsTruncated: 437,
+});
+
+const count = (s: string, sub: string) => s.split(sub).length - 1;
+
+describe.each([
+  // format, render, entity ids listed per reason, the reason as the format writes it
+  ['text', renderReportText, 10, OTHER_REASON],
+  ['markdown', renderReportMarkdown, 20, 'review deadline passed &lt;script&gt;alert("x")&lt;/script&gt; &amp; nobody'],
+  ['html', renderReportHtml, 30, 'review deadline passed &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp;'],
+] as const)('%s report of a partial sweep with not-reviewed proposals', (_format, render, listed, otherAsWritten) => {
+  const out = render(quota);
+
+  test('still says PARTIAL at the top, with its reasons', () => {
+    expect(top(_format, out)).toContain('PARTIAL');
+    for (const why of quota.partialReasons) expect(out).toContain(why);
+  });
+
+  test('one block per reason: the reason once, with its count', () => {
+    expect(count(out, QUOTA_REASON)).toBe(1);
+    expect(count(out, otherAsWritten)).toBe(1);
+    expect(out).toContain('200 proposals on 200 entities (descriptions 200)');
+    expect(out).toContain('3 proposals on 2 entities (PII tags 3)');
+    // The most frequent reason comes first.
+    expect(out.indexOf(QUOTA_REASON)).toBeLessThan(out.indexOf(otherAsWritten));
+    // No row per proposal: the changes of not-reviewed proposals are not listed.
+    expect(out).not.toContain('Table 7.');
+  });
+
+  test('lists the first entities of each reason, then how many more', () => {
+    expect(out).toContain(`${entity(0)}, ${entity(1)}`);
+    expect(out).toContain(`${entity(listed - 1)} and ${200 - listed} more`);
+    expect(out).not.toContain(entity(listed));
+    expect(out).toContain('raw.late_a, raw.late_b');
+  });
+
+  test('a cut list says where the rest is: the report file and the command', () => {
+    expect(out).toContain(quota.reportFile);
+    expect(out).toContain(`argus report ${quota.sweepId} --format json`);
+    expect(out).not.toMatch(/more in the JSON report\.?\s*(<|$)/m);
+  });
+
+  test('approved and rejected proposals stay rows', () => {
+    if (_format === 'text') return; // the text report lists no approved or rejected proposal
+    expect(out).toContain('a region is not personal data');
+    expect(out).toContain('tag raw.customers.email as email (0.95)');
+  });
+
+  test('a truncated report says its counts are of the proposals listed, and where the rest is', () => {
+    const t = render(quotaTruncated);
+    expect(t).toContain('203 listed of 640 in the sweep');
+    expect(t).not.toMatch(/Not reviewed \(203\)/);
+    expect(t).toContain(
+      'These counts are of the first 205 proposals, the ones this report lists; 437 more are not listed.',
+    );
+    expect(t).toContain('The whole sweep left 640 not reviewed.');
+    expect(t).toMatch(
+      /Every proposal \(642\) is in the report file (`|<code>)\/var\/lib\/argus\/sweeps\/shop-2026\/report\.json/,
+    );
+    expect(t).toContain(`argus report ${quota.sweepId} --format json`);
+    expect(t).toContain('prints the first 205');
+  });
+});
+
+describe('escaping of grouped reasons', () => {
+  test('html', () => {
+    const html = renderReportHtml(quota);
+    expect(html).not.toMatch(/<script/i);
+    expect(html).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
+  });
+
+  test('markdown', () => {
+    const md = renderReportMarkdown(quota);
+    expect(md).not.toContain('<script>');
+    expect(md).toMatch(/^\| 3 proposals on 2 entities \(PII tags 3\) \| review deadline passed &lt;script&gt;/m);
+  });
+});
+
+describe('groupByReason', () => {
+  test.each([
+    ['nothing', [], []],
+    [
+      'exact reasons only, most frequent first, entities once each',
+      [
+        ['a', 'quota spent'],
+        ['b', 'deadline passed'],
+        ['b', 'deadline passed'],
+        ['c', 'deadline passed'],
+        ['d', 'quota spent '],
+      ],
+      [
+        { reason: 'deadline passed', count: 3, entities: ['b', 'c'] },
+        { reason: 'quota spent', count: 1, entities: ['a'] },
+        { reason: 'quota spent ', count: 1, entities: ['d'] },
+      ],
+    ],
+  ] as [string, [string, string][], { reason: string; count: number; entities: string[] }[]][])(
+    '%s',
+    (_name, rows, expected) => {
+      const ps = rows.map(([entityId, reason], i) =>
+        proposal({ id: `g${i}`, entityId, reason, change: proposals[2]!.change, outcome: 'not_reviewed' }),
+      );
+      expect(groupByReason(ps).map(({ reason, count, entities }) => ({ reason, count, entities }))).toEqual(expected);
+    },
+  );
 });
 
 describe('changeSummary', () => {
