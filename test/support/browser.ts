@@ -1,13 +1,27 @@
-// Headless Chromium for end-to-end tests of the Temporal Web UI, through playwright-core and the system's
-// Chromium (Debian's `chromium` package; CI's .ci/run installs it). No browser download, no silent skip: a
-// missing Chromium fails the test with what to install.
+// Headless Chromium for end-to-end tests of the Temporal Web UI, through playwright-core. The binary comes from
+// scripts/ensure-browser.js: ARGUS_CHROMIUM_PATH, else the system's Chromium (/usr/bin/chromium, ...), else the one
+// the npm devDependency @sparticuz/chromium ships, extracted once into .tools/chromium/. No browser download, no
+// silent skip: when none of them works the test fails with what was tried and what to install.
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
-/** The Chromium binary: ARGUS_CHROMIUM_PATH, else Debian's /usr/bin/chromium. */
-export function chromiumPath(env: NodeJS.ProcessEnv = process.env): string {
-  return env.ARGUS_CHROMIUM_PATH || '/usr/bin/chromium';
+const ENSURE_BROWSER = path.resolve(__dirname, '../../scripts/ensure-browser.js');
+
+/** The Chromium binary that scripts/ensure-browser.js finds or provisions; rejects with its reason otherwise. */
+export function chromiumPath(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(process.execPath, [ENSURE_BROWSER], { timeout: 300_000 }, (err, stdout, stderr) => {
+      const file = stdout.trim();
+      if (!err && file) return resolve(file);
+      const reason = /argus: error: (.*)/.exec(stderr)?.[1] ?? (stderr.trim() || String(err));
+      reject(new Error(`Chromium for the Web UI end-to-end test: ${reason}`));
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      if (!String(chunk).includes('argus: error:')) process.stderr.write(chunk); // progress of a first extraction
+    });
+  });
 }
 
 const CHROMIUM_ARGS = [
@@ -21,15 +35,9 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-/** Launches headless Chromium; throws a clear error (never skips) when the binary is missing. */
+/** Launches headless Chromium; throws a clear error (never skips) when no Chromium can be found or provisioned. */
 export async function launchChromium(): Promise<Browser> {
-  const executablePath = chromiumPath();
-  if (!existsSync(executablePath)) {
-    throw new Error(
-      `Chromium not found at ${executablePath}: the Web UI end-to-end test needs it. ` +
-        'Install it (Debian/Ubuntu: `apt-get install -y chromium`) or set ARGUS_CHROMIUM_PATH to a Chromium binary.',
-    );
-  }
+  const executablePath = await chromiumPath();
   return chromium.launch({ executablePath, args: CHROMIUM_ARGS });
 }
 
