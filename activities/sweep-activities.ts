@@ -510,6 +510,8 @@ export function createSweepActivities(deps: ActivityDeps) {
         finishedAt: new Date().toISOString(),
         partial: partialReasons.length > 0,
         partialReasons,
+        // Early in the result, so a person reading it (the Web UI shows the result whole) finds the full report.
+        reportFile: ledger.reportFile(),
         entities: { requested: input.requested, processed, failed: failedEntities.size },
         outcomes: outcomesCount,
         byKind,
@@ -534,7 +536,6 @@ export function createSweepActivities(deps: ActivityDeps) {
         endpoints: { retired: input.retired, breakerTripped: input.breakerTripped },
         proposals: kept,
         proposalsTruncated: Math.max(0, total - limit),
-        reportFile: ledger.reportFile(),
         executions: input.executions,
       };
       await spool.finish(report);

@@ -242,14 +242,15 @@ async function sweepStatus(id: string, o: { json?: boolean }): Promise<void> {
         | {
             partial: boolean;
             partialReasons: string[];
-            entities: { requested: number; processed: number; failed: number };
+            entities?: { requested: number; processed: number; failed: number };
             outcomes: { approved: number; rejected: number; not_reviewed: number };
             written: number;
             coverage: { before: number; after: number };
             piiGovernance: number;
           }
         | undefined;
-      if (s) {
+      // A failed sweep's memo holds only its verdict and reason (shown as `failed:` above).
+      if (s?.entities) {
         lines.push(
           `  result: ${s.partial ? 'PARTIAL' : 'complete'}; ${s.entities.processed}/${s.entities.requested} entities, ` +
             `${s.outcomes.approved} approved, ${s.outcomes.rejected} rejected, ${s.outcomes.not_reviewed} not reviewed, ` +

@@ -8,7 +8,7 @@ import { useArgusWorker, copyCatalog, readCatalog, writeCatalog, DEMO_CATALOG } 
 import { generateCatalog } from '../../catalog/generate';
 import { buildProgram, exitCodeFor, EXIT } from '../../client/cli';
 import type { SweepReport } from '../../domain/report';
-import { argus, cliEnv, type Ran } from './spawn';
+import { argus, cliEnv, run, ROOT, type Ran } from './spawn';
 import { SK } from '../support/fake-secrets';
 
 let env: NodeJS.ProcessEnv;
@@ -209,6 +209,80 @@ test('bad usage and bad input exit 2 with a readable message; an unknown sweep e
   expect(key.stderr).not.toContain(`${SK}do-not-put-me-here`);
   expect(unknown.code).toBe(EXIT.failed);
   expect(unknown.stderr).toMatch(/no workflow sweep\/none/);
+});
+
+test('a catalog that cannot be opened fails once, names its path and the root cause, exits 2; status says why', async () => {
+  const missing = path.join(dir(), 'no-such.json');
+  const folder = path.join(dir(), 'a-folder.json');
+  const empty = path.join(dir(), 'empty.json');
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(empty, '');
+  const cases = [
+    [missing, /catalog file not found: .*no-such\.json/],
+    [folder, /a-folder\.json is a directory/],
+    [empty, /empty\.json is empty/],
+    [DEMO_CATALOG, /bundled demo catalog, which is never a sweep target/],
+  ] as const;
+  const runKey = uniqueId('bad');
+  const runs = await Promise.all(
+    cases.map(([file]) => argus(['sweep', 'start', '--catalog', file, '--wait', '--run-key', runKey], env)),
+  );
+  runs.forEach((r, i) => {
+    expect({ code: r.code, stderr: r.stderr }).toEqual({
+      code: EXIT.usage,
+      stderr: expect.stringMatching(cases[i]![1]) as unknown as string,
+    });
+    expect(r.stderr).toMatch(/InvalidCatalog: cannot open the catalog/);
+    expect(r.stderr).not.toMatch(/Activity task failed/);
+  });
+  const id = `sweep/a-folder/${runKey}`;
+  const status = await argus(['sweep', 'status', id], env);
+  expect({ code: status.code, out: status.stdout + status.stderr }).toEqual({
+    code: EXIT.usage,
+    out: expect.stringMatching(/FAILED/) as unknown as string,
+  });
+  expect(status.stdout).toMatch(/failed: InvalidCatalog: cannot open the catalog: .*a-folder\.json is a directory/);
+  // Once: a retry cannot fix a directory, so the activity ran a single attempt.
+  const history = await w.client.workflow.getHandle(id).fetchHistory();
+  const attempts = (history.events ?? []).flatMap((e) =>
+    e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : [],
+  );
+  expect(attempts).toEqual([1]);
+});
+
+test("a relative --catalog means the caller's directory; --version prints the package version", async () => {
+  const here = path.join(dir(), 'relative-here');
+  copyCatalog(DEMO_CATALOG, here, 'rel.json');
+  const [r, version] = await Promise.all([
+    run(
+      process.execPath,
+      [
+        path.join(ROOT, 'scripts', 'run-ts.js'),
+        'client/cli.ts',
+        'sweep',
+        'start',
+        '--catalog',
+        'rel.json',
+        '--wait',
+        '--json',
+      ],
+      {
+        env,
+        cwd: here,
+      },
+    ),
+    argus(['--version'], env),
+  ]);
+  expectExit(r, EXIT.ok);
+  expect(json<SweepReport>(r).written).toBeGreaterThan(0);
+  const described = readCatalog(path.join(here, 'rel.json'))
+    .entities.flatMap((e) => e.columns)
+    .filter((c) => c.description_source === 'argus');
+  expect(described.length).toBeGreaterThan(0);
+  expectExit(version, EXIT.ok);
+  expect(version.stdout.trim()).toBe(
+    (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version,
+  );
 });
 
 test('--endpoints-file puts the endpoints, never a key, into the input; model review is declared', async () => {

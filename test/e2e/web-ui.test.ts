@@ -77,13 +77,19 @@ test('the Web UI lists partial sweeps by ArgusPartial and shows the partial run 
   await visibleTo(PARTIAL_QUERY, partial.workflowId);
   await visibleTo('ArgusPartial = false', complete.workflowId);
 
-  for (const name of ['web-ui-partial-list.png', 'web-ui-partial-run.png', 'web-ui-failure.png'])
+  for (const name of [
+    'web-ui-partial-list.png',
+    'web-ui-partial-run.png',
+    'web-ui-partial-memo-no-worker.png',
+    'web-ui-failure.png',
+  ])
     rmSync(path.join(ARTIFACTS_DIR, name), { force: true });
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   page.setDefaultTimeout(UI_WAIT_MS);
   const base = testUiUrl();
   let list: Shot | undefined;
   let run: Shot | undefined;
+  let memoShot: Shot | undefined;
   try {
     // 1. The list, filtered to partial runs through the URL's `query` parameter (the UI shows it as a filter chip).
     const listUrl = `${base}/namespaces/${TEST_NAMESPACE}/workflows?query=${encodeURIComponent(PARTIAL_QUERY)}`;
@@ -111,6 +117,20 @@ test('the Web UI lists partial sweeps by ArgusPartial and shows the partial run 
     expect(await partialLine.isVisible()).toBe(true);
     expect(await current.locator('strong', { hasText: 'PARTIAL' }).count()).toBe(1); // the Markdown was rendered
     run = await saveScreenshot(page, 'web-ui-partial-run.png');
+
+    // 3. With every worker stopped the live details are gone; the persisted memo still says PARTIAL, why, and
+    // where the full report is.
+    await w.tw.stop();
+    await page.reload();
+    await page.getByRole('heading', { name: partial.workflowId }).first().waitFor({ state: 'visible' });
+    await page.getByText('Memo', { exact: true }).first().click();
+    const memo = page.getByText(/"verdict": "PARTIAL"/).first();
+    await memo.waitFor({ state: 'visible' });
+    const memoText = await page.locator('main').innerText();
+    expect(memoText).toContain(`argus report ${partial.workflowId} --format html`);
+    expect(memoText).toContain(partialReport.reportFile);
+    expect(memoText).toContain(partialReport.partialReasons[0]!);
+    memoShot = await saveScreenshot(page, 'web-ui-partial-memo-no-worker.png');
   } catch (err) {
     const shot = await saveScreenshot(page, 'web-ui-failure.png').catch(() => undefined);
     throw new Error(`${(err as Error).message}\n(page ${page.url()}; screenshot ${shot?.file ?? 'not saved'})`, {
@@ -118,7 +138,7 @@ test('the Web UI lists partial sweeps by ArgusPartial and shows the partial run 
     });
   }
 
-  for (const shot of [list, run]) {
+  for (const shot of [list, run, memoShot]) {
     expect(shot && existsSync(shot.file)).toBe(true);
     expect(statSync(shot!.file).size).toBeGreaterThan(0);
   }

@@ -57,6 +57,7 @@ export async function startTestWorker(
     env,
   });
   const run = worker.run();
+  let closed = false;
   return {
     worker,
     connection,
@@ -64,9 +65,13 @@ export async function startTestWorker(
     stateDir,
     run,
     async stop() {
-      worker.shutdown();
+      // Idempotent: a test may stop its worker early (to read what a run shows without one); afterAll stops it again.
+      if (worker.getState() === 'RUNNING') worker.shutdown();
       await run;
-      await connection.close();
+      if (!closed) {
+        closed = true;
+        await connection.close();
+      }
     },
   };
 }

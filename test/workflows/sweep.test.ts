@@ -217,6 +217,8 @@ describe('sweepWorkflow input and failures', () => {
         cols: e.columns.map((x) => ({ n: x.name, d: x.description ?? null, t: (x.tags ?? []).map((t) => t.category) })),
       }));
     expect(norm(restored)).toEqual(norm(original));
+    // The file itself, not only its content: key order, left-out defaults, escapes and layout all as they were.
+    expect(readFileSync(file, 'utf8')).toBe(readFileSync(DEMO_CATALOG, 'utf8'));
     const again = await undoSweep(w.tw.stateDir, r.sweepId);
     expect(again[0]?.undone).toBe(0);
     expect(again[0]?.alreadyUndone).toBe(r.written);
