@@ -11,7 +11,9 @@ export interface SweepMeta {
   sweepId: string;
   ledgerKey: string;
   catalogRef: CatalogRef;
-  catalogFile: string;
+  /** The catalog's identity key and where it is, for people (a file's absolute path). */
+  catalogKey: string;
+  catalogLabel: string;
   catalogName: string;
   auditFile: string;
   startedAt: string;

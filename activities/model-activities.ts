@@ -4,7 +4,7 @@ import type { AgentName, Proposal } from '../domain/proposal';
 import type { EndpointConfig } from '../domain/sweep';
 import { FailureType } from '../domain/ids';
 import { proposalId } from '../domain/digest';
-import { FileCatalogStore } from '../catalog/file-store';
+import type { CatalogAdapterFactory } from '../catalog/adapter';
 import { BudgetExhaustedError, ProviderError } from '../llm/errors';
 import { Pacer } from '../llm/pacer';
 import { SweepLedger } from './ledger';
@@ -109,7 +109,11 @@ async function withProviderErrors<T>(
 }
 
 /** Activities that call a model: one call per activity, so Temporal's retry policy is the only retry loop. */
-export function createModelActivities(deps: { stateDir: string; env?: NodeJS.ProcessEnv }) {
+export function createModelActivities(deps: {
+  stateDir: string;
+  catalogs: CatalogAdapterFactory;
+  env?: NodeJS.ProcessEnv;
+}) {
   const pacer = new Pacer();
   const env = deps.env ?? process.env;
 
@@ -117,8 +121,8 @@ export function createModelActivities(deps: { stateDir: string; env?: NodeJS.Pro
   async function open(ledgerKey: string, entityId: string) {
     const ledger = new SweepLedger(deps.stateDir, ledgerKey);
     const meta = await ledger.meta();
-    const store = new FileCatalogStore(meta.catalogFile);
-    const entity = (await store.getEntities([entityId])).entities[0];
+    const catalog = await deps.catalogs(meta.catalogRef);
+    const entity = (await catalog.getEntities([entityId])).entities[0];
     if (!entity) {
       throw ApplicationFailure.create({
         type: FailureType.EntityInvalid,
@@ -126,7 +130,7 @@ export function createModelActivities(deps: { stateDir: string; env?: NodeJS.Pro
         message: `entity ${entityId} not readable`,
       });
     }
-    return { ledger, meta, ctx: await catalogContext(store), entity };
+    return { ledger, meta, ctx: await catalogContext(catalog), entity };
   }
 
   return {

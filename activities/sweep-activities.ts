@@ -7,11 +7,10 @@ import type { AgentName, EntityFailure, Outcome, Proposal, ProposalChange } from
 import type { CatalogRef, ReviewMode } from '../domain/sweep';
 import type { SweepReport, ReportProposal, KindCounts, RetiredEndpoint } from '../domain/report';
 import { proposalId } from '../domain/digest';
-import { FileCatalogStore } from '../catalog/file-store';
+import type { CatalogAdapterFactory, RepairRequest } from '../catalog/adapter';
 import { AuditLog, type AuditEntry } from './audit-log';
 import { SweepLedger, type CatalogStats, type PageWrites, type WriteRecord } from './ledger';
-import { resolveCatalogFile, auditFileFor, catalogFailure, catalogContext } from './catalog-access';
-import { applyChange, holds } from './repairs';
+import { auditFileFor, catalogFailure, catalogContext } from './catalog-access';
 import { faultPoint } from './fault-points';
 import { draftDescriptions } from './agents/description-drafter';
 import { proposePiiTags, looksLikePii } from './agents/pii-classifier';
@@ -22,6 +21,8 @@ import { writeFileAtomic } from './paths';
 
 export interface ActivityDeps {
   stateDir: string;
+  /** Opens the catalog a sweep input names (catalog/): activities never construct a catalog themselves. */
+  catalogs: CatalogAdapterFactory;
 }
 
 /** What a no-model agent computes for one entity. */
@@ -89,9 +90,10 @@ function emptyKinds(): Record<ProposalChange['kind'], KindCounts> {
 export function createSweepActivities(deps: ActivityDeps) {
   const ledgerFor = (key: string) => new SweepLedger(deps.stateDir, key);
 
-  async function storeFor(ledger: SweepLedger) {
+  /** The sweep's metadata and its catalog, through the adapter factory the worker was built with. */
+  async function catalogOf(ledger: SweepLedger) {
     const meta = await ledger.meta();
-    return { meta, store: new FileCatalogStore(meta.catalogFile) };
+    return { meta, catalog: await deps.catalogs(meta.catalogRef) };
   }
 
   return catalogErrorsAsFailures({
@@ -103,16 +105,16 @@ export function createSweepActivities(deps: ActivityDeps) {
     }): Promise<{ catalogName: string; entityCount: number }> {
       const ledger = ledgerFor(input.ledgerKey);
       try {
-        const file = await resolveCatalogFile(input.catalog, deps.stateDir);
-        const store = new FileCatalogStore(file);
-        const snap = await store.snapshot();
+        const catalog = await deps.catalogs(input.catalog);
+        const snap = await catalog.snapshot();
         await ledger.writeMeta({
           sweepId: input.sweepId,
           ledgerKey: input.ledgerKey,
           catalogRef: input.catalog,
-          catalogFile: file,
+          catalogKey: catalog.identity.key,
+          catalogLabel: catalog.identity.label,
           catalogName: snap.name,
-          auditFile: auditFileFor(deps.stateDir, file, snap.name),
+          auditFile: auditFileFor(deps.stateDir, catalog.identity, snap.name),
           startedAt: new Date().toISOString(),
         });
         return { catalogName: snap.name, entityCount: snap.ids.length };
@@ -128,10 +130,10 @@ export function createSweepActivities(deps: ActivityDeps) {
       pageSize: number;
     }): Promise<{ ids: string[]; failures: EntityFailure[] }> {
       const ledger = ledgerFor(input.ledgerKey);
-      const { store } = await storeFor(ledger);
-      const snap = await store.snapshot().catch(catalogFailure);
+      const { catalog } = await catalogOf(ledger);
+      const snap = await catalog.snapshot().catch(catalogFailure);
       const slice = snap.ids.slice(input.pageIndex * input.pageSize, (input.pageIndex + 1) * input.pageSize);
-      const { entities, invalid } = await store.getEntities(slice);
+      const { entities, invalid } = await catalog.getEntities(slice);
       const failures: EntityFailure[] = invalid.map((i) => ({
         entity: i.id,
         stage: 'load',
@@ -155,9 +157,9 @@ export function createSweepActivities(deps: ActivityDeps) {
     }): Promise<{ proposals: number; failures: EntityFailure[] }> {
       faultPoint('agent-start');
       const ledger = ledgerFor(input.ledgerKey);
-      const { meta, store } = await storeFor(ledger);
-      const ctx = await catalogContext(store);
-      const { entities } = await store.getEntities(input.ids);
+      const { meta, catalog } = await catalogOf(ledger);
+      const ctx = await catalogContext(catalog);
+      const { entities } = await catalog.getEntities(input.ids);
       const fn = NO_MODEL_AGENTS[input.agent];
       const proposals: Proposal[] = [];
       const failures: EntityFailure[] = [];
@@ -197,10 +199,10 @@ export function createSweepActivities(deps: ActivityDeps) {
       passed: Record<string, string[]>;
     }> {
       const ledger = ledgerFor(input.ledgerKey);
-      const { store } = await storeFor(ledger);
-      const ctx = await catalogContext(store);
+      const { catalog } = await catalogOf(ledger);
+      const ctx = await catalogContext(catalog);
       const proposals = await ledger.proposals(input.pageIndex);
-      const { entities } = await store.getEntities([...new Set(proposals.map((p) => p.entityId))]);
+      const { entities } = await catalog.getEntities([...new Set(proposals.map((p) => p.entityId))]);
       const byId = new Map(entities.map((e) => [e.id, e]));
       const outcomes: Outcome[] = [];
       const passed: Record<string, string[]> = {};
@@ -269,9 +271,9 @@ export function createSweepActivities(deps: ActivityDeps) {
       dryRun: boolean;
     }): Promise<{ written: number; already: number; keptHuman: number }> {
       const ledger = ledgerFor(input.ledgerKey);
-      const { meta, store } = await storeFor(ledger);
+      const { meta, catalog } = await catalogOf(ledger);
       const recordAfter = async () =>
-        ledger.writeStats(input.pageIndex, 'after', catalogStats((await store.getEntities(input.ids)).entities));
+        ledger.writeStats(input.pageIndex, 'after', catalogStats((await catalog.getEntities(input.ids)).entities));
       const done = await ledger.writes(input.pageIndex);
       if (done) {
         await recordAfter();
@@ -317,44 +319,45 @@ export function createSweepActivities(deps: ActivityDeps) {
         return { written: 0, already: 0, keptHuman: 0 };
       }
       const applied = await audit.applied();
-      // What an earlier attempt of this page was about to write: a crash after its catalog replacement and
-      // before its audit append leaves those changes in the catalog with no audit line.
+      // What an earlier attempt of this page was about to write: a crash after its catalog write and before
+      // its audit append leaves those changes in the catalog with no audit line.
       const intended = new Map((await ledger.intent(input.pageIndex)).map((r) => [r.proposalId, r]));
-      const writes: WriteRecord[] = [];
       // Written by an earlier attempt of this very run and already in the audit log: counted, not logged again.
       let loggedBefore = 0;
+      const batch: RepairRequest[] = [];
+      for (const p of approved) {
+        const by = applied.get(p.id);
+        if (by && by.ledgerKey === input.ledgerKey) {
+          w.written.push(p.id);
+          loggedBefore++;
+        } else if (by) {
+          w.already.push(p.id);
+          w.notes[p.id] = `already written by ${by.sweepId}`;
+        } else {
+          const prior = intended.get(p.id);
+          batch.push({
+            proposalId: p.id,
+            entityId: p.entityId,
+            change: p.change,
+            ...(prior ? { landed: { before: prior.before, after: prior.after } } : {}),
+          });
+        }
+      }
+      const byId = new Map(approved.map((p) => [p.id, p]));
+      const writes: WriteRecord[] = [];
       // The write records serialised once, for the intent and then the audit log (undefined: no commit ran).
       let writeLines: string[] | undefined;
-      await store.update(
-        (get) => {
-          for (const p of approved) {
-            const by = applied.get(p.id);
-            if (by && by.ledgerKey === input.ledgerKey) {
-              w.written.push(p.id);
-              loggedBefore++;
-              continue;
-            }
-            if (by) {
-              w.already.push(p.id);
-              w.notes[p.id] = `already written by ${by.sweepId}`;
-              continue;
-            }
-            const e = get(p.entityId);
-            if (!e) {
-              w.conflicts.push({ proposalId: p.id, note: 'entity no longer in the catalog' });
-              continue;
-            }
-            const prior = intended.get(p.id);
-            if (prior && holds(e, p.change, prior.after)) {
-              // Landed in a crashed attempt: this run wrote it, so it gets its audit line and counts as written.
-              w.written.push(p.id);
-              writes.push(prior);
-              continue;
-            }
-            const r = applyChange(e, p.change, p.id, input.overwriteHumanText);
-            if (r.status === 'written') {
-              w.written.push(p.id);
-              writes.push({
+      const results = await catalog.applyRepairs(batch, {
+        overwriteHumanText: input.overwriteHumanText,
+        // Write-ahead: the changes' audit lines are stored in the ledger before the catalog changes.
+        beforeCommit: async (repaired) => {
+          for (const o of repaired) {
+            if (o.status !== 'written') continue;
+            const p = byId.get(o.proposalId)!;
+            // A change that landed in a crashed attempt keeps that attempt's record (its time and before/after).
+            const prior = o.landedEarlier ? intended.get(o.proposalId) : undefined;
+            writes.push(
+              prior ?? {
                 type: 'write',
                 time,
                 sweepId: input.sweepId,
@@ -363,29 +366,22 @@ export function createSweepActivities(deps: ActivityDeps) {
                 entityId: p.entityId,
                 change: p.change,
                 reviewer: outcomes.get(p.id)?.reviewer ?? 'unknown',
-                before: r.before,
-                after: r.after,
-              });
-            } else if (r.status === 'already') {
-              w.already.push(p.id);
-              w.notes[p.id] = r.note;
-            } else if (r.status === 'kept_human') {
-              w.keptHuman.push(p.id);
-              w.notes[p.id] = r.note;
-            } else {
-              w.conflicts.push({ proposalId: p.id, note: r.note });
-              w.notes[p.id] = r.note;
-            }
+                before: o.before,
+                after: o.after,
+              },
+            );
           }
+          writeLines = writes.map((r) => JSON.stringify(r));
+          if (writeLines.length) await ledger.writeIntent(input.pageIndex, writeLines);
         },
-        // Write-ahead: the changes' audit lines are stored in the ledger before the catalog file is replaced.
-        {
-          beforeReplace: async () => {
-            writeLines = writes.map((r) => JSON.stringify(r));
-            if (writeLines.length) await ledger.writeIntent(input.pageIndex, writeLines);
-          },
-        },
-      );
+      });
+      for (const o of results) {
+        if (o.status === 'written') w.written.push(o.proposalId);
+        else if (o.status === 'already') w.already.push(o.proposalId);
+        else if (o.status === 'kept_human') w.keptHuman.push(o.proposalId);
+        else w.conflicts.push({ proposalId: o.proposalId, note: o.note });
+        if (o.status !== 'written') w.notes[o.proposalId] = o.note;
+      }
       faultPoint('after-catalog-replace');
       // The catalog is written first, then its audit lines: a retry after a crash in between finds the
       // changes through the intent above and logs them; one after a partial append logs only what is missing.
@@ -414,7 +410,7 @@ export function createSweepActivities(deps: ActivityDeps) {
       maxProposalsInReport?: number;
     }): Promise<SweepReport> {
       const ledger = ledgerFor(input.ledgerKey);
-      const { meta } = await storeFor(ledger);
+      const { meta } = await catalogOf(ledger);
       const byKind = emptyKinds();
       const outcomesCount = { approved: 0, rejected: 0, not_reviewed: 0 };
       const failures: EntityFailure[] = [...input.workflowFailures];

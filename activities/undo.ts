@@ -1,14 +1,15 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { FileCatalogStore } from '../catalog/file-store';
+import type { CatalogAdapterFactory } from '../catalog/adapter';
+import { fileCatalogs } from '../catalog/file-adapter';
 import { AuditLog, type AuditEntry } from './audit-log';
 import { SweepLedger, type SweepMeta, type WriteRecord } from './ledger';
-import { readJson } from './paths';
-import { holds, revertChange } from './repairs';
+import { bundledDemoCatalog, readJson } from './paths';
 
 export interface UndoResult {
   sweepId: string;
-  catalogFile: string;
+  /** Where the catalog is, for people (a file's path). */
+  catalog: string;
   undone: number;
   conflicts: { proposalId: string; note: string }[];
   alreadyUndone: number;
@@ -35,7 +36,13 @@ export async function findSweepMetas(stateDir: string, sweepId: string): Promise
  * Undo one sweep's writes from the audit log, newest first. A value changed since the sweep wrote it is
  * left alone and reported as a conflict. Appends `undo` lines; running it twice undoes nothing more.
  */
-export async function undoSweep(stateDir: string, sweepId: string, undoneBy = 'argus undo'): Promise<UndoResult[]> {
+export async function undoSweep(
+  stateDir: string,
+  sweepId: string,
+  opts: { undoneBy?: string; catalogs?: CatalogAdapterFactory } = {},
+): Promise<UndoResult[]> {
+  const undoneBy = opts.undoneBy ?? 'argus undo';
+  const catalogs = opts.catalogs ?? fileCatalogs({ stateDir, bundledDemo: bundledDemoCatalog() });
   const metas = await findSweepMetas(stateDir, sweepId);
   if (metas.length === 0) throw new Error(`no sweep "${sweepId}" found in ${stateDir}`);
   const seen = new Set<string>();
@@ -63,7 +70,7 @@ export async function undoSweep(stateDir: string, sweepId: string, undoneBy = 'a
     const pending = [...writes.filter((w) => !undone.has(w.proposalId)), ...unlogged].reverse();
     const res: UndoResult = {
       sweepId,
-      catalogFile: meta.catalogFile,
+      catalog: meta.catalogLabel ?? (meta as { catalogFile?: string }).catalogFile ?? meta.catalogName,
       undone: 0,
       conflicts: [],
       alreadyUndone: writes.length - (pending.length - unlogged.length),
@@ -71,27 +78,31 @@ export async function undoSweep(stateDir: string, sweepId: string, undoneBy = 'a
     const time = new Date().toISOString();
     const lines: AuditEntry[] = [];
     const unloggedIds = new Set(unlogged.map((u) => u.proposalId));
-    await new FileCatalogStore(meta.catalogFile).update((get) => {
-      for (const w of pending) {
-        const e = get(w.entityId);
-        if (!e) {
-          res.conflicts.push({ proposalId: w.proposalId, note: 'entity no longer in the catalog' });
-          continue;
-        }
-        const isUnlogged = unloggedIds.has(w.proposalId);
-        // An intent that never landed (the attempt died before the replacement) is nothing to undo.
-        if (isUnlogged && !holds(e, w.change, w.after)) continue;
-        const r = revertChange(e, w.change, w.before, w.after);
-        // A value already back to what it was before: an earlier undo died after its catalog write and before
-        // its audit lines. It is undone; only the line is missing.
-        const ok = r.ok || holds(e, w.change, w.before);
-        if (ok) {
-          res.undone++;
-          if (isUnlogged) lines.push({ ...w, time: w.time });
-          lines.push({ type: 'undo', time, sweepId, proposalId: w.proposalId, entityId: w.entityId, undoneBy });
-        } else res.conflicts.push({ proposalId: w.proposalId, note: r.note });
+    const catalog = await catalogs(meta.catalogRef);
+    const outcomes = await catalog.revertRepairs(
+      pending.map((w) => ({
+        proposalId: w.proposalId,
+        entityId: w.entityId,
+        change: w.change,
+        before: w.before,
+        after: w.after,
+        // An intent without its audit line may never have reached the catalog: nothing to undo then.
+        unconfirmed: unloggedIds.has(w.proposalId),
+      })),
+    );
+    const byId = new Map(pending.map((w) => [w.proposalId, w]));
+    for (const o of outcomes) {
+      const w = byId.get(o.proposalId)!;
+      if (o.status === 'not_landed') continue;
+      if (o.status === 'conflict') {
+        res.conflicts.push({ proposalId: o.proposalId, note: o.note });
+        continue;
       }
-    });
+      // `already_reverted`: an earlier undo died after its catalog write and before its audit lines.
+      res.undone++;
+      if (unloggedIds.has(o.proposalId)) lines.push(w);
+      lines.push({ type: 'undo', time, sweepId, proposalId: w.proposalId, entityId: w.entityId, undoneBy });
+    }
     await audit.append(lines);
     results.push(res);
   }

@@ -16,7 +16,7 @@ import { proposePiiTags } from '../activities/agents/pii-classifier';
 import { checkLineage } from '../activities/agents/lineage-checker';
 import { createCatalogContext } from '../activities/agents/catalog-context';
 import { mechanicalReview } from '../activities/review/mechanical-gate';
-import { applyChange } from '../activities/repairs';
+import { applyChange } from '../catalog/file-repairs';
 import { sweepHistoryStats } from '../client/history-stats';
 import { ROOT, startDevServer, killTree, peakRssMb, cpuMs } from './support';
 

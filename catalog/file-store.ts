@@ -9,10 +9,11 @@ import {
   CATALOG_FORMAT_VERSION,
 } from '../domain/catalog';
 import { renderPreserving, splitEntities, type JsonPath } from './json-text';
+import { CatalogError } from './adapter';
 import type { CatalogSnapshot, CatalogStore, InvalidEntity, UpdateOptions } from './store';
 
 /** Raised when the file itself (not one entity) cannot be used: not found, not a file, unreadable, empty, not a catalog. */
-export class CatalogFileError extends Error {
+export class CatalogFileError extends CatalogError {
   override name = 'CatalogFileError';
   /** Absolute path of the catalog file, when the error is about one. */
   readonly path: string | undefined;

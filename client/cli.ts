@@ -557,7 +557,7 @@ export function buildProgram(): Command {
       else
         for (const r of res) {
           process.stdout.write(
-            `Undid ${r.undone} writes of ${r.sweepId} in ${r.catalogFile}${r.alreadyUndone ? ` (${r.alreadyUndone} already undone)` : ''}\n`,
+            `Undid ${r.undone} writes of ${r.sweepId} in ${r.catalog}${r.alreadyUndone ? ` (${r.alreadyUndone} already undone)` : ''}\n`,
           );
           for (const cf of r.conflicts) process.stdout.write(`  left alone: ${cf.proposalId}: ${cf.note}\n`);
         }

@@ -3,6 +3,8 @@ import * as fs from 'node:fs';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { heartbeatInterceptor } from '../activities/heartbeat';
+import { bundledDemoCatalog } from '../activities/paths';
+import { fileCatalogs } from '../catalog/file-adapter';
 import type { WorkerConfig } from './config';
 
 /** Workflow code: the compiled folder when running from dist, the sources otherwise. */
@@ -34,7 +36,11 @@ export async function createArgusWorker(opts: ArgusWorkerOptions): Promise<Worke
     namespace: c.namespace,
     taskQueue: c.taskQueue,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
-    activities: createActivities({ stateDir: c.stateDir, env: opts.env ?? process.env }),
+    activities: createActivities({
+      stateDir: c.stateDir,
+      catalogs: fileCatalogs({ stateDir: c.stateDir, bundledDemo: bundledDemoCatalog() }),
+      env: opts.env ?? process.env,
+    }),
     interceptors: { activity: [heartbeatInterceptor] },
     ...(c.maxConcurrentActivityTaskExecutions
       ? { maxConcurrentActivityTaskExecutions: c.maxConcurrentActivityTaskExecutions }

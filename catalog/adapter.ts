@@ -1,0 +1,87 @@
+import type { CatalogEntity } from '../domain/catalog';
+import type { ProposalChange } from '../domain/proposal';
+import type { CatalogRef } from '../domain/sweep';
+import type { CatalogSnapshot, InvalidEntity } from './store';
+
+export type { CatalogSnapshot, InvalidEntity };
+
+/**
+ * A catalog that cannot be used as a whole (not found, unreadable, not a catalog, refused as a target): raised
+ * once, never retried; the message names the catalog and the cause in a person's words.
+ */
+export class CatalogError extends Error {
+  override name = 'CatalogError';
+}
+
+/** What a catalog is, for the records ARGUS keeps about it. Never holds a secret (no connection string). */
+export interface CatalogIdentity {
+  kind: CatalogRef['kind'];
+  /** Stable across workers and runs: the audit log and the applied index of this catalog are keyed by it. */
+  key: string;
+  /** Where it is, for people: a file path, a database and schemas, a dbt project. */
+  label: string;
+}
+
+/** One approved repair to write. `landed`: what an earlier attempt recorded before it died (write-ahead intent). */
+export interface RepairRequest {
+  proposalId: string;
+  entityId: string;
+  change: ProposalChange;
+  landed?: { before: unknown; after: unknown };
+}
+
+/** What became of one repair of a batch: a remote catalog that fails half way says exactly what landed. */
+export type RepairOutcome =
+  | {
+      proposalId: string;
+      status: 'written';
+      before: unknown;
+      after: unknown;
+      /** The change was already in the catalog exactly as an earlier attempt of this run meant to write it. */
+      landedEarlier: boolean;
+    }
+  | { proposalId: string; status: 'already' | 'kept_human' | 'conflict' | 'failed'; note: string };
+
+/** One recorded write to take back. `unconfirmed`: from an intent only; it may never have reached the catalog. */
+export interface RevertRequest {
+  proposalId: string;
+  entityId: string;
+  change: ProposalChange;
+  before: unknown;
+  after: unknown;
+  unconfirmed?: boolean;
+}
+
+export type RevertOutcome = {
+  proposalId: string;
+  /** `already_reverted`: the catalog holds the value from before (an earlier undo died before its records). */
+  status: 'reverted' | 'already_reverted' | 'not_landed' | 'conflict';
+  note: string;
+};
+
+/**
+ * A catalog ARGUS reads and repairs. Reads are paged by entity ids; writes are batches with an outcome per
+ * repair. Implementations: catalog/file-adapter.ts (the embedded default). Everything outside catalog/ uses this
+ * interface only: no activity knows a path, a dialect or a file format.
+ */
+export interface CatalogAdapter {
+  readonly identity: CatalogIdentity;
+  /** The catalog's name and every entity id, in a stable order (pages are slices of it). */
+  snapshot(): Promise<CatalogSnapshot>;
+  /** Entities by id; records that fail validation come back as `invalid`, never as an error. */
+  getEntities(ids: string[]): Promise<{ entities: CatalogEntity[]; invalid: InvalidEntity[] }>;
+  /**
+   * Write a batch. Never overwrites a person's text unless `overwriteHumanText`. `beforeCommit` runs after the
+   * outcomes are known and before any change becomes visible in the catalog (the write-ahead point): if it
+   * throws, nothing is written.
+   */
+  applyRepairs(
+    batch: RepairRequest[],
+    opts: { overwriteHumanText: boolean; beforeCommit?: (outcomes: RepairOutcome[]) => Promise<void> },
+  ): Promise<RepairOutcome[]>;
+  /** Take recorded writes back, newest first as given; a value changed since is left alone (`conflict`). */
+  revertRepairs(batch: RevertRequest[]): Promise<RevertOutcome[]>;
+}
+
+/** Opens the catalog a sweep input names; raises CatalogError when it cannot be used. */
+export type CatalogAdapterFactory = (ref: CatalogRef) => Promise<CatalogAdapter>;
