@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { CatalogAdapterFactory } from '../catalog/adapter';
-import { fileCatalogs } from '../catalog/file-adapter';
+import { createCatalogs } from '../catalog';
 import { AuditLog, type AuditEntry } from './audit-log';
 import { SweepLedger, type SweepMeta, type WriteRecord } from './ledger';
 import { bundledDemoCatalog, readJson } from './paths';
@@ -42,7 +42,7 @@ export async function undoSweep(
   opts: { undoneBy?: string; catalogs?: CatalogAdapterFactory } = {},
 ): Promise<UndoResult[]> {
   const undoneBy = opts.undoneBy ?? 'argus undo';
-  const catalogs = opts.catalogs ?? fileCatalogs({ stateDir, bundledDemo: bundledDemoCatalog() });
+  const catalogs = opts.catalogs ?? createCatalogs({ stateDir, bundledDemo: bundledDemoCatalog(), env: process.env });
   const metas = await findSweepMetas(stateDir, sweepId);
   if (metas.length === 0) throw new Error(`no sweep "${sweepId}" found in ${stateDir}`);
   const seen = new Set<string>();

@@ -128,9 +128,15 @@ function renderReport(r: SweepReport, format: Format, link?: string): string {
 function addSweepInputOptions(cmd: Command): Command {
   return cmd
     .option(
-      '--catalog <demo|path>',
-      'the bundled demo or a catalog file (a relative path is resolved against this directory; the worker must see the same path)',
+      '--catalog <demo|postgres|path>',
+      'the bundled demo, a live PostgreSQL database, or a catalog file (a relative path is resolved against this ' +
+        'directory; the worker must see the same path)',
       'demo',
+    )
+    .option('--schemas <a,b>', 'with --catalog postgres: the schemas to sweep (default: every non-system schema)')
+    .option(
+      '--connection-env <NAME>',
+      "with --catalog postgres: the worker's environment variable holding the connection string (default ARGUS_PG_URL)",
     )
     .option('--input-file <file>', 'a JSON file with the whole sweep input (overrides --catalog)')
     .option(

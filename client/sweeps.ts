@@ -25,14 +25,23 @@ export function defaultTaskQueue(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export function catalogLabel(input: SweepInput): string {
-  return input.catalog.kind === 'demo'
-    ? 'demo'
-    : catalogKey(
-        input.catalog.path
-          .split('/')
-          .pop()
-          ?.replace(/\.json$/, '') ?? 'file',
-      );
+  const c = input.catalog;
+  if (c.kind === 'demo') return 'demo';
+  if (c.kind === 'postgres') return catalogKey(c.schemas?.length === 1 ? `postgres-${c.schemas[0]}` : 'postgres');
+  return catalogKey(
+    c.path
+      .split('/')
+      .pop()
+      ?.replace(/\.json$/, '') ?? 'file',
+  );
+}
+
+/** Where the catalog is, for the run's static details: never a secret (a connection string is named, not shown). */
+function catalogWhere(c: SweepInput['catalog']): string {
+  if (c.kind === 'demo') return 'bundled demo';
+  if (c.kind === 'postgres')
+    return `PostgreSQL from the worker's $${c.connectionEnv ?? 'ARGUS_PG_URL'}, schemas ${c.schemas?.join(', ') ?? 'all'}`;
+  return c.path;
 }
 
 /**
@@ -66,7 +75,7 @@ export function sweepStartOptions(input: SweepInput, taskQueue: string = TASK_QU
     ],
     staticSummary: `ARGUS sweep of ${label} (${cfg.review} review${cfg.dryRun ? ', dry run' : ''})`,
     staticDetails:
-      `Catalog: ${input.catalog.kind === 'demo' ? 'bundled demo' : input.catalog.path}\n\n` +
+      `Catalog: ${catalogWhere(input.catalog)}\n\n` +
       `Review: ${cfg.review}; agents: ${cfg.agents.join(', ')}; page size ${cfg.pageSize ?? 'auto'}; ` +
       `concurrency ${cfg.concurrency}; endpoints: ${cfg.endpoints.map((e) => e.id).join(', ') || 'none'}`,
     label,
@@ -103,6 +112,9 @@ export async function resultOf(handle: WorkflowHandle<typeof sweepWorkflow>): Pr
 /** Options the CLI turns into a sweep input (`sweep start`, `schedule create`). */
 export interface SweepInputOptions {
   catalog?: string;
+  /** With `--catalog postgres`: schemas to sweep (comma-separated) and the worker's variable holding the URL. */
+  schemas?: string;
+  connectionEnv?: string;
   inputFile?: string;
   endpointsFile?: string;
   review?: string;
@@ -186,8 +198,26 @@ export function sweepInputFromOptions(opts: SweepInputOptions): SweepInput {
     input = raw as Record<string, unknown>;
   } else
     input = {
-      catalog: !opts.catalog || opts.catalog === 'demo' ? { kind: 'demo' } : { kind: 'file', path: opts.catalog },
+      catalog:
+        !opts.catalog || opts.catalog === 'demo'
+          ? { kind: 'demo' }
+          : opts.catalog === 'postgres'
+            ? {
+                kind: 'postgres',
+                ...(opts.connectionEnv ? { connectionEnv: opts.connectionEnv } : {}),
+                ...(opts.schemas
+                  ? {
+                      schemas: opts.schemas
+                        .split(',')
+                        .map((x) => x.trim())
+                        .filter(Boolean),
+                    }
+                  : {}),
+              }
+            : { kind: 'file', path: opts.catalog },
     };
+  if ((opts.schemas || opts.connectionEnv) && (input.catalog as { kind?: string }).kind !== 'postgres')
+    throw new InputError('--schemas and --connection-env go with --catalog postgres');
   input = withAbsoluteCatalogPath(input);
   if (opts.endpointsFile) input.endpoints = readEndpointsFile(opts.endpointsFile);
   if (opts.review) input.review = opts.review;

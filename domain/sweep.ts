@@ -24,6 +24,26 @@ export const CatalogRef = z.discriminatedUnion('kind', [
         .refine(isAbsolutePath, 'must be an absolute path (the argus CLI resolves relative ones for you)'),
     })
     .strict(),
+  z
+    .object({
+      kind: z.literal('postgres'),
+      /**
+       * The worker's environment variable that holds the connection string: like API keys, the URL itself
+       * never reaches Temporal.
+       */
+      connectionEnv: z
+        .string()
+        .regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'an environment variable name such as ARGUS_PG_URL')
+        .default('ARGUS_PG_URL'),
+      /** Schemas to sweep; default every non-system schema. */
+      schemas: z.array(z.string().min(1).max(63)).min(1).max(1000).optional(),
+      /** The table ARGUS keeps PII tags in (PostgreSQL has no tags), created when missing. */
+      tagTable: z
+        .string()
+        .regex(/^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$/, 'schema.table in lower case, e.g. argus.column_tags')
+        .default('argus.column_tags'),
+    })
+    .strict(),
 ]);
 export type CatalogRef = z.infer<typeof CatalogRef>;
 

@@ -4,7 +4,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createActivities } from '../activities';
 import { heartbeatInterceptor } from '../activities/heartbeat';
 import { bundledDemoCatalog } from '../activities/paths';
-import { fileCatalogs } from '../catalog/file-adapter';
+import { createCatalogs } from '../catalog';
 import type { WorkerConfig } from './config';
 
 /** Workflow code: the compiled folder when running from dist, the sources otherwise. */
@@ -38,7 +38,11 @@ export async function createArgusWorker(opts: ArgusWorkerOptions): Promise<Worke
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
     activities: createActivities({
       stateDir: c.stateDir,
-      catalogs: fileCatalogs({ stateDir: c.stateDir, bundledDemo: bundledDemoCatalog() }),
+      catalogs: createCatalogs({
+        stateDir: c.stateDir,
+        bundledDemo: bundledDemoCatalog(),
+        env: opts.env ?? process.env,
+      }),
       env: opts.env ?? process.env,
     }),
     interceptors: { activity: [heartbeatInterceptor] },

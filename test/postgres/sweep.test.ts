@@ -1,0 +1,195 @@
+// Sweeps of a live PostgreSQL database through Temporal: pagila loaded into a throwaway cluster, a real worker
+// whose environment holds the connection string, descriptions written with COMMENT ON, PII tags in ARGUS's table,
+// a second sweep that writes nothing, and an undo that leaves every pg_description row as it was.
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { WorkflowFailedError } from '@temporalio/client';
+import { uniqueId } from '../support/temporal-env';
+import { useArgusWorker } from '../support/argus-worker';
+import { loadSql, startPostgres, type PgServer } from '../support/postgres';
+import { undoSweep } from '../../activities/undo';
+import { createCatalogs } from '../../catalog';
+import { PostgresCatalogAdapter } from '../../catalog/postgres/adapter';
+import { rootCause } from '../../client/failures';
+import type { SweepReport } from '../../domain/report';
+import type { SweepInput } from '../../domain/sweep';
+
+jest.setTimeout(180_000);
+
+const DUMPS = path.resolve(__dirname, '../../../shared/testdata/postgres');
+const env: NodeJS.ProcessEnv = { ...process.env };
+let server: PgServer;
+let db: Client;
+const HUMAN = `Given name, as a person wrote it: "first" name — it's kept.`;
+
+beforeAll(async () => {
+  server = await startPostgres();
+  const url = await server.createDatabase('pagila');
+  await loadSql(url, path.join(DUMPS, 'pagila.sql'));
+  env.ARGUS_PG_URL = url;
+  // Nothing listens here: the port of a server started and stopped at once would do too.
+  env.ARGUS_PG_NOWHERE = url.replace(/:\d+\//, ':1/');
+  db = new Client({ connectionString: url });
+  db.on('error', () => undefined);
+  await db.connect();
+  await db.query(`COMMENT ON COLUMN public.actor.first_name IS '${HUMAN.replace(/'/g, "''")}'`);
+});
+
+const w = useArgusWorker('tq-postgres', env);
+
+afterAll(async () => {
+  await db?.end();
+  await server?.stop();
+});
+
+function sweep(input: SweepInput): Promise<SweepReport> {
+  return w.client.workflow.execute('sweepWorkflow', {
+    taskQueue: w.tw.taskQueue,
+    workflowId: uniqueId('sweep/pg/test'),
+    args: [input],
+  }) as Promise<SweepReport>;
+}
+
+/** Every comment in the database, as `\d+` would show them: object, column number, text. */
+async function descriptions(): Promise<string[]> {
+  const r = await db.query<{ row: string }>(
+    `SELECT d.classoid::regclass || ' ' || d.objoid || ' ' || d.objsubid || ' ' || d.description AS row
+       FROM pg_catalog.pg_description d ORDER BY 1`,
+  );
+  return r.rows.map((x) => x.row);
+}
+
+const columnComment = async (table: string, column: string) =>
+  (
+    await db.query<{ d: string | null }>(
+      `SELECT col_description($1::regclass, attnum) AS d FROM pg_attribute WHERE attrelid = $1::regclass AND attname = $2`,
+      [table, column],
+    )
+  ).rows[0]?.d;
+
+describe('a sweep of pagila', () => {
+  let before: string[];
+  let report: SweepReport;
+
+  beforeAll(async () => {
+    before = await descriptions();
+    report = await sweep({ catalog: { kind: 'postgres', schemas: ['public'] } });
+  });
+
+  test("writes comments and tags that psql shows, never over a person's comment", async () => {
+    expect(report.failures).toEqual([]);
+    expect(report.entities.requested).toBeGreaterThan(20);
+    expect(report.byKind.description.written).toBeGreaterThan(10);
+    const written = report.proposals.filter((p) => p.written);
+    const describedColumn = written.find((p) => p.change.kind === 'description' && p.change.target === 'column');
+    expect(describedColumn).toBeDefined();
+    const ch = describedColumn!.change as { column: string; text: string };
+    expect(await columnComment(describedColumn!.entityId, ch.column)).toBe(ch.text);
+    expect(await columnComment('public.actor', 'first_name')).toBe(HUMAN);
+    const tags = await db.query<{ n: string }>(`SELECT count(*) AS n FROM argus.column_tags WHERE tag = 'pii'`);
+    expect(Number(tags.rows[0]!.n)).toBe(report.byKind.pii_tag.written);
+    expect(report.byKind.pii_tag.written).toBeGreaterThan(0);
+    // A person's name in a customer table is tagged with its category.
+    const email = await db.query(
+      `SELECT category FROM argus.column_tags WHERE table_name = 'customer' AND column_name = 'email'`,
+    );
+    expect(email.rows).toEqual([{ category: expect.any(String) as unknown }]);
+  });
+
+  test('a second sweep writes nothing; undo leaves every pg_description row as it was and removes the tags', async () => {
+    const again = await sweep({ catalog: { kind: 'postgres', schemas: ['public'] } });
+    expect(again.written).toBe(0);
+    const [undo] = await undoSweep(w.tw.stateDir, report.sweepId, {
+      catalogs: createCatalogs({ stateDir: w.tw.stateDir, bundledDemo: '/nonexistent', env }),
+    });
+    expect(undo?.conflicts).toEqual([]);
+    expect(undo?.undone).toBe(report.written);
+    expect(await descriptions()).toEqual(before);
+    const tags = await db.query(`SELECT * FROM argus.column_tags`);
+    expect(tags.rows).toEqual([]);
+  });
+});
+
+test.each([
+  [
+    'the variable is not set on the worker',
+    { connectionEnv: 'ARGUS_PG_UNSET' },
+    /ARGUS_PG_UNSET, which is not set on this worker/,
+  ],
+  [
+    'nothing listens at the address',
+    { connectionEnv: 'ARGUS_PG_NOWHERE' },
+    /127.0.0.1:1\/pagila: nothing accepts connections there/,
+  ],
+  ['a schema does not exist', { schemas: ['no_such_schema'] }, /schema no_such_schema does not exist/],
+])('%s: the sweep fails at once with InvalidCatalog and says so', async (_what, extra, message) => {
+  const err = await sweep({ catalog: { kind: 'postgres', ...extra } }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(WorkflowFailedError);
+  const root = rootCause((err as WorkflowFailedError).cause);
+  expect(root.type).toBe('InvalidCatalog');
+  expect(root.message).toMatch(message);
+  // The connection string (with its password, if any) is never in the message.
+  expect(root.message).not.toContain(env.ARGUS_PG_URL!);
+});
+
+test('names and texts COMMENT ON cannot bind are quoted: mixed case, quotes, backslashes, newlines, non-ASCII', async () => {
+  await db.query(`CREATE SCHEMA "Odd Schema"; CREATE TABLE "Odd Schema"."Weird ""Name""" ("Col A" int, b text)`);
+  await db.query(`CREATE MATERIALIZED VIEW "Odd Schema".mv AS SELECT 1 AS one`);
+  const a = new PostgresCatalogAdapter(
+    { kind: 'postgres', connectionEnv: 'ARGUS_PG_URL', schemas: ['Odd Schema'], tagTable: 'argus.column_tags' },
+    env,
+  );
+  try {
+    const { ids } = await a.snapshot();
+    expect(ids).toEqual(['Odd Schema.Weird "Name"', 'Odd Schema.mv']);
+    const text = `It's "odd" \\ C:\\path\\n — not a newline;\nthis is one.\r\nZürich 東京 🚀 '' \\'`;
+    const out = await a.applyRepairs(
+      [
+        {
+          proposalId: 'p-1',
+          entityId: ids[0]!,
+          change: { kind: 'description', target: 'column', column: 'Col A', text },
+        },
+        { proposalId: 'p-2', entityId: ids[0]!, change: { kind: 'description', target: 'table', text } },
+        { proposalId: 'p-3', entityId: ids[1]!, change: { kind: 'description', target: 'table', text: 'A view.' } },
+        {
+          proposalId: 'p-4',
+          entityId: ids[0]!,
+          change: { kind: 'description', target: 'column', column: 'gone', text },
+        },
+      ],
+      { overwriteHumanText: false },
+    );
+    expect(out.map((o) => o.status)).toEqual(['written', 'written', 'written', 'failed']);
+    expect(await columnComment('"Odd Schema"."Weird ""Name"""', 'Col A')).toBe(text);
+    const t = await db.query(`SELECT obj_description('"Odd Schema"."Weird ""Name"""'::regclass, 'pg_class') AS d`);
+    expect(t.rows[0].d).toBe(text);
+    const mv = await db.query(`SELECT obj_description('"Odd Schema".mv'::regclass, 'pg_class') AS d`);
+    expect(mv.rows[0].d).toBe('A view.');
+    // Read back: ARGUS's own comments are ARGUS's, so a new sweep may improve them; a person's edit is a person's.
+    await db.query(`COMMENT ON COLUMN "Odd Schema"."Weird ""Name"""."Col A" IS 'edited by a person'`);
+    const { entities } = await a.getEntities([ids[0]!]);
+    const cols = Object.fromEntries(entities[0]!.columns.map((c) => [c.name, c.description_source]));
+    expect(cols).toEqual({ 'Col A': 'human', b: undefined });
+    expect(entities[0]!.description_source).toBe('argus');
+    const rev = await a.revertRepairs(
+      out.slice(0, 3).map((o, i) => ({
+        proposalId: o.proposalId,
+        entityId: i === 2 ? ids[1]! : ids[0]!,
+        change:
+          i === 0
+            ? { kind: 'description' as const, target: 'column' as const, column: 'Col A', text }
+            : { kind: 'description' as const, target: 'table' as const, text: i === 1 ? text : 'A view.' },
+        before: (o as { before: unknown }).before,
+        after: (o as { after: unknown }).after,
+      })),
+    );
+    expect(rev.map((r) => r.status)).toEqual(['conflict', 'reverted', 'reverted']);
+    expect(await columnComment('"Odd Schema"."Weird ""Name"""', 'Col A')).toBe('edited by a person');
+    expect(
+      (await db.query(`SELECT obj_description('"Odd Schema".mv'::regclass, 'pg_class') AS d`)).rows[0].d,
+    ).toBeNull();
+  } finally {
+    await a.close();
+  }
+});
