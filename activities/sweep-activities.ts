@@ -349,6 +349,7 @@ export function createSweepActivities(deps: ActivityDeps) {
       let writeLines: string[] | undefined;
       const results = await catalog.applyRepairs(batch, {
         overwriteHumanText: input.overwriteHumanText,
+        sweepId: input.sweepId,
         // Write-ahead: the changes' audit lines are stored in the ledger before the catalog changes.
         beforeCommit: async (repaired) => {
           for (const o of repaired) {

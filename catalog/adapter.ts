@@ -77,7 +77,12 @@ export interface CatalogAdapter {
    */
   applyRepairs(
     batch: RepairRequest[],
-    opts: { overwriteHumanText: boolean; beforeCommit?: (outcomes: RepairOutcome[]) => Promise<void> },
+    opts: {
+      overwriteHumanText: boolean;
+      /** The sweep writing, for catalogs that keep it beside what they write (PostgreSQL's tag table). */
+      sweepId?: string;
+      beforeCommit?: (outcomes: RepairOutcome[]) => Promise<void>;
+    },
   ): Promise<RepairOutcome[]>;
   /** Take recorded writes back, newest first as given; a value changed since is left alone (`conflict`). */
   revertRepairs(batch: RevertRequest[]): Promise<RevertOutcome[]>;

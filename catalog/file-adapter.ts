@@ -88,7 +88,7 @@ export function fileCatalogs(deps: { stateDir: string; bundledDemo: string }): C
   const open = new Map<string, CatalogAdapter>();
   const real = (p: string) => fs.realpath(p).catch(() => path.resolve(p));
   return async (ref: CatalogRef) => {
-    if (ref.kind === 'postgres') throw new CatalogError('this catalog factory opens files only');
+    if (ref.kind !== 'demo' && ref.kind !== 'file') throw new CatalogError('this catalog factory opens files only');
     const key = stableJson(ref);
     const hit = open.get(key);
     if (hit) return hit;

@@ -3,12 +3,13 @@ import type { CatalogRef } from '../domain/sweep';
 import type { CatalogAdapter, CatalogAdapterFactory } from './adapter';
 import { fileCatalogs } from './file-adapter';
 import { PostgresCatalogAdapter } from './postgres/adapter';
+import { DbtCatalogAdapter } from './dbt/adapter';
 
 export type { CatalogAdapter, CatalogAdapterFactory } from './adapter';
 
 /**
- * The catalogs a worker can open, by `catalog.kind`: the file catalog and the demo copy (file-adapter.ts) and
- * live PostgreSQL (postgres/adapter.ts, connection string from the worker's environment). One adapter per
+ * The catalogs a worker can open, by `catalog.kind`: the file catalog and the demo copy (file-adapter.ts), live
+ * PostgreSQL (postgres/adapter.ts, connection string from the worker's environment) and dbt projects (dbt/adapter.ts). One adapter per
  * catalog and worker, so connections and parsed files are shared by its activities.
  */
 export function createCatalogs(deps: {
@@ -19,11 +20,12 @@ export function createCatalogs(deps: {
   const files = fileCatalogs(deps);
   const open = new Map<string, CatalogAdapter>();
   return async (ref: CatalogRef) => {
-    if (ref.kind !== 'postgres') return files(ref);
+    if (ref.kind === 'demo' || ref.kind === 'file') return files(ref);
     const key = stableJson(ref);
     let a = open.get(key);
     if (!a) {
-      a = new PostgresCatalogAdapter(ref, deps.env);
+      a =
+        ref.kind === 'postgres' ? new PostgresCatalogAdapter(ref, deps.env) : new DbtCatalogAdapter(ref, deps.stateDir);
       open.set(key, a);
     }
     return a;

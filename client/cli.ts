@@ -128,11 +128,12 @@ function renderReport(r: SweepReport, format: Format, link?: string): string {
 function addSweepInputOptions(cmd: Command): Command {
   return cmd
     .option(
-      '--catalog <demo|postgres|path>',
-      'the bundled demo, a live PostgreSQL database, or a catalog file (a relative path is resolved against this ' +
-        'directory; the worker must see the same path)',
+      '--catalog <demo|postgres|dbt|path>',
+      'the bundled demo, a live PostgreSQL database, a dbt project, or a catalog file (a relative path is resolved ' +
+        'against this directory; the worker must see the same path)',
       'demo',
     )
+    .option('--project-dir <dir>', 'with --catalog dbt: the dbt project folder (default: this directory)')
     .option('--schemas <a,b>', 'with --catalog postgres: the schemas to sweep (default: every non-system schema)')
     .option(
       '--connection-env <NAME>',

@@ -28,6 +28,7 @@ export function catalogLabel(input: SweepInput): string {
   const c = input.catalog;
   if (c.kind === 'demo') return 'demo';
   if (c.kind === 'postgres') return catalogKey(c.schemas?.length === 1 ? `postgres-${c.schemas[0]}` : 'postgres');
+  if (c.kind === 'dbt') return catalogKey(`dbt-${c.projectDir.split('/').filter(Boolean).pop() ?? 'project'}`);
   return catalogKey(
     c.path
       .split('/')
@@ -41,6 +42,7 @@ function catalogWhere(c: SweepInput['catalog']): string {
   if (c.kind === 'demo') return 'bundled demo';
   if (c.kind === 'postgres')
     return `PostgreSQL from the worker's $${c.connectionEnv ?? 'ARGUS_PG_URL'}, schemas ${c.schemas?.join(', ') ?? 'all'}`;
+  if (c.kind === 'dbt') return `dbt project ${c.projectDir}`;
   return c.path;
 }
 
@@ -115,6 +117,8 @@ export interface SweepInputOptions {
   /** With `--catalog postgres`: schemas to sweep (comma-separated) and the worker's variable holding the URL. */
   schemas?: string;
   connectionEnv?: string;
+  /** With `--catalog dbt`: the project folder (default: this directory). */
+  projectDir?: string;
   inputFile?: string;
   endpointsFile?: string;
   review?: string;
@@ -177,9 +181,11 @@ export function readEndpointsFile(file: string): EndpointConfig[] {
  * sweep starts (the sweep input refuses relative paths).
  */
 export function withAbsoluteCatalogPath<T extends Record<string, unknown>>(input: T, cwd = process.cwd()): T {
-  const c = input.catalog as { kind?: unknown; path?: unknown } | undefined;
+  const c = input.catalog as { kind?: unknown; path?: unknown; projectDir?: unknown } | undefined;
   if (c && c.kind === 'file' && typeof c.path === 'string' && c.path && !path.isAbsolute(c.path))
     return { ...input, catalog: { ...c, path: path.resolve(cwd, c.path) } };
+  if (c && c.kind === 'dbt' && typeof c.projectDir === 'string' && c.projectDir && !path.isAbsolute(c.projectDir))
+    return { ...input, catalog: { ...c, projectDir: path.resolve(cwd, c.projectDir) } };
   return input;
 }
 
@@ -214,10 +220,14 @@ export function sweepInputFromOptions(opts: SweepInputOptions): SweepInput {
                     }
                   : {}),
               }
-            : { kind: 'file', path: opts.catalog },
+            : opts.catalog === 'dbt'
+              ? { kind: 'dbt', projectDir: opts.projectDir ?? '.' }
+              : { kind: 'file', path: opts.catalog },
     };
   if ((opts.schemas || opts.connectionEnv) && (input.catalog as { kind?: string }).kind !== 'postgres')
     throw new InputError('--schemas and --connection-env go with --catalog postgres');
+  if (opts.projectDir && (input.catalog as { kind?: string }).kind !== 'dbt')
+    throw new InputError('--project-dir goes with --catalog dbt');
   input = withAbsoluteCatalogPath(input);
   if (opts.endpointsFile) input.endpoints = readEndpointsFile(opts.endpointsFile);
   if (opts.review) input.review = opts.review;

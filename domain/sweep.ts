@@ -44,6 +44,24 @@ export const CatalogRef = z.discriminatedUnion('kind', [
         .default('argus.column_tags'),
     })
     .strict(),
+  z
+    .object({
+      kind: z.literal('dbt'),
+      /** The dbt project's folder (absolute, like a file catalog's path). */
+      projectDir: z
+        .string()
+        .min(1)
+        .max(4096)
+        .refine(isAbsolutePath, 'must be an absolute path (the argus CLI resolves relative ones for you)'),
+      /** Relative to the project. */
+      manifest: z.string().min(1).max(4096).default('target/manifest.json'),
+      /** Relative to the project; optional: without it column types are unknown. */
+      catalog: z.string().min(1).max(4096).default('target/catalog.json'),
+      /** How a PII tag is written: this tag in the column's `tags`, the category under `meta.<piiCategoryKey>`. */
+      piiTag: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('pii'),
+      piiCategoryKey: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('pii_category'),
+    })
+    .strict(),
 ]);
 export type CatalogRef = z.infer<typeof CatalogRef>;
 

@@ -39,7 +39,8 @@ function humanise(name: string): string {
 
 function restatableType(type: string): string | undefined {
   const flat = type.replace(/\s+/g, ' ').trim();
-  return flat.length > 0 && flat.length <= MAX_TYPE ? flat : undefined;
+  // `unknown`: what a catalog without type information says (a dbt project without catalog.json); not a type.
+  return flat.length > 0 && flat.length <= MAX_TYPE && flat.toLowerCase() !== 'unknown' ? flat : undefined;
 }
 
 function draftColumnText(column: CatalogColumn, pkCount: number): string {

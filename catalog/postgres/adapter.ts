@@ -323,7 +323,11 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
 
   async applyRepairs(
     batch: RepairRequest[],
-    opts: { overwriteHumanText: boolean; beforeCommit?: (outcomes: RepairOutcome[]) => Promise<void> },
+    opts: {
+      overwriteHumanText: boolean;
+      sweepId?: string;
+      beforeCommit?: (outcomes: RepairOutcome[]) => Promise<void>;
+    },
   ): Promise<RepairOutcome[]> {
     await this.ensureTables();
     return this.withClient(async (c) => {
@@ -344,7 +348,7 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
           // repair only, and the batch says exactly what landed.
           await c.query('SAVEPOINT repair');
           try {
-            outcomes.push(await this.applyOne(c, rel, r, opts.overwriteHumanText));
+            outcomes.push(await this.applyOne(c, rel, r, opts.overwriteHumanText, opts.sweepId ?? null));
             await c.query('RELEASE SAVEPOINT repair');
           } catch (err) {
             await c.query('ROLLBACK TO SAVEPOINT repair');
@@ -361,7 +365,13 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
     });
   }
 
-  private async applyOne(c: PoolClient, rel: PgRelation, r: RepairRequest, overwrite: boolean): Promise<RepairOutcome> {
+  private async applyOne(
+    c: PoolClient,
+    rel: PgRelation,
+    r: RepairRequest,
+    overwrite: boolean,
+    sweepId: string | null,
+  ): Promise<RepairOutcome> {
     const change = r.change;
     const id = r.proposalId;
     const now = await this.currentValue(c, rel, change);
@@ -399,9 +409,9 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
         if (exists.rowCount === 0)
           return { proposalId: id, status: 'conflict', note: `column ${change.column} no longer exists` };
         await c.query(
-          `INSERT INTO ${this.tagTable} (schema_name, table_name, column_name, tag, category, confidence, explanation, proposal_id)
-           VALUES ($1, $2, $3, 'pii', $4, $5, $6, $7)`,
-          [rel.schema, rel.name, change.column, change.category, change.confidence, change.explanation, id],
+          `INSERT INTO ${this.tagTable} (schema_name, table_name, column_name, tag, category, confidence, explanation, proposal_id, sweep_id)
+           VALUES ($1, $2, $3, 'pii', $4, $5, $6, $7, $8)`,
+          [rel.schema, rel.name, change.column, change.category, change.confidence, change.explanation, id, sweepId],
         );
         return {
           proposalId: id,

@@ -1,0 +1,323 @@
+// A dbt project as an ARGUS catalog: read from the manifest (and catalog.json for types), repairs written into the
+// YAML property files the nodes' patch paths name (or `_argus__<section>.yml` beside a node without one), each
+// edit recorded with what undoes it. Every line an edit does not touch stays byte-identical (yaml-edit.ts).
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { parseDocument } from 'yaml';
+import type { CatalogEntity } from '../../domain/catalog';
+import type { CatalogRef } from '../../domain/sweep';
+import { digest64 } from '../../domain/digest';
+import {
+  CatalogError,
+  type CatalogAdapter,
+  type CatalogIdentity,
+  type CatalogSnapshot,
+  type RepairOutcome,
+  type RepairRequest,
+  type RevertOutcome,
+  type RevertRequest,
+} from '../adapter';
+import { readDbtProject, type DbtEntityLocation, type DbtProjectRead } from './manifest';
+import {
+  addPiiTag,
+  setDescription,
+  undoYamlEdit,
+  YamlEditError,
+  type YamlEditResult,
+  type YamlUndo,
+} from './yaml-edit';
+
+type DbtRef = Extract<CatalogRef, { kind: 'dbt' }>;
+
+/** What a YAML write records as its `before`: the text it replaced (null: none) and how to take the edit back. */
+interface DbtBefore {
+  description?: string | null;
+  file: string;
+  undo: YamlUndo;
+}
+
+async function readText(file: string): Promise<string | null> {
+  try {
+    return await fs.readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+async function writeText(file: string, text: string | null): Promise<void> {
+  if (text === null) {
+    await fs.rm(file, { force: true });
+    return;
+  }
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  await fs.writeFile(tmp, text);
+  await fs.rename(tmp, file);
+}
+
+export class DbtCatalogAdapter implements CatalogAdapter {
+  readonly identity: CatalogIdentity;
+  private read: { mtimeMs: number; project: DbtProjectRead; name: string } | undefined;
+  /** Descriptions ARGUS wrote, by file, node and column: equal to the YAML's text, the text is ARGUS's. */
+  private readonly recordFile: string;
+
+  constructor(
+    private readonly ref: DbtRef,
+    stateDir: string,
+  ) {
+    const dir = path.resolve(ref.projectDir);
+    this.identity = { kind: 'dbt', key: `dbt:${dir}`, label: `dbt project ${dir}` };
+    this.recordFile = path.join(stateDir, 'dbt', `${digest64(dir)}.json`);
+  }
+
+  private get dir(): string {
+    return path.resolve(this.ref.projectDir);
+  }
+
+  private async project(): Promise<{ project: DbtProjectRead; name: string }> {
+    const manifest = path.resolve(this.dir, this.ref.manifest);
+    let st;
+    try {
+      if (!(await fs.stat(this.dir)).isDirectory()) throw new CatalogError(`${this.dir} is not a folder`);
+      st = await fs.stat(manifest);
+    } catch (e) {
+      if (e instanceof CatalogError) throw e;
+      const what = (e as NodeJS.ErrnoException).path === this.dir ? 'the dbt project folder' : 'its manifest';
+      throw new CatalogError(
+        `dbt catalog ${this.dir}: ${what} ${(e as NodeJS.ErrnoException).path ?? ''} is missing: ` +
+          `run \`dbt parse\` (or \`dbt build\`, and \`dbt docs generate\` for column types) in the project first`,
+      );
+    }
+    if (this.read && this.read.mtimeMs === st.mtimeMs) return this.read;
+    let project: DbtProjectRead;
+    try {
+      project = await readDbtProject({
+        projectDir: this.dir,
+        manifest: this.ref.manifest,
+        catalog: this.ref.catalog,
+        piiTag: this.ref.piiTag,
+        piiCategoryKey: this.ref.piiCategoryKey,
+      });
+    } catch (e) {
+      throw new CatalogError(`dbt catalog ${this.dir}: ${(e as Error).message}`);
+    }
+    const projectFile = await readText(path.join(this.dir, 'dbt_project.yml'));
+    const name = String((projectFile && parseDocument(projectFile).get('name')) || path.basename(this.dir));
+    // Ids in a stable order: pages are slices of it.
+    project.entities.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    this.read = { mtimeMs: st.mtimeMs, project, name };
+    return this.read;
+  }
+
+  private async records(): Promise<Record<string, string>> {
+    const t = await readText(this.recordFile);
+    return t ? (JSON.parse(t) as Record<string, string>) : {};
+  }
+
+  async snapshot(): Promise<CatalogSnapshot> {
+    const { project, name } = await this.project();
+    return { name, ids: project.entities.map((e) => e.id) };
+  }
+
+  async getEntities(ids: string[]) {
+    const { project } = await this.project();
+    const mine = await this.records();
+    const byId = new Map(project.entities.map((e) => [e.id, e]));
+    const entities: CatalogEntity[] = [];
+    const invalid: { id: string; message: string }[] = [];
+    for (const id of ids) {
+      const e = byId.get(id);
+      if (!e) {
+        invalid.push({ id, message: `entity "${id}" is not in the dbt manifest` });
+        continue;
+      }
+      const loc = project.locations.get(id)!;
+      const key = (column: string) => `${loc.writePath}\u0000${loc.uniqueId}\u0000${column}`;
+      if (e.description && mine[key('')] === e.description && !loc.docBlocks.node) e.description_source = 'argus';
+      for (const c of e.columns)
+        if (c.description && mine[key(c.name)] === c.description && !loc.docBlocks.columns.includes(c.name))
+          c.description_source = 'argus';
+      entities.push(e);
+    }
+    return { entities, invalid };
+  }
+
+  async applyRepairs(
+    batch: RepairRequest[],
+    opts: { overwriteHumanText: boolean; beforeCommit?: (outcomes: RepairOutcome[]) => Promise<void> },
+  ): Promise<RepairOutcome[]> {
+    const { project } = await this.project();
+    const { entities } = await this.getEntities([...new Set(batch.map((r) => r.entityId))]);
+    const byId = new Map(entities.map((e) => [e.id, e]));
+    const texts = new Map<string, string | null>();
+    const textOf = async (file: string) => {
+      if (!texts.has(file)) texts.set(file, await readText(path.join(this.dir, file)));
+      return texts.get(file)!;
+    };
+    const records = await this.records();
+    const outcomes: RepairOutcome[] = [];
+    const applied: { entity: CatalogEntity; r: RepairRequest }[] = [];
+    for (const r of batch) {
+      const e = byId.get(r.entityId);
+      const loc = project.locations.get(r.entityId);
+      if (!e || !loc) {
+        outcomes.push({ proposalId: r.proposalId, status: 'conflict', note: 'node no longer in the dbt manifest' });
+        continue;
+      }
+      try {
+        const o = await this.applyOne(r, e, loc, await textOf(loc.writePath), opts.overwriteHumanText);
+        outcomes.push(o.outcome);
+        if (o.text !== undefined) texts.set(loc.writePath, o.text);
+        if (o.outcome.status === 'written') {
+          applied.push({ entity: e, r });
+          if (r.change.kind === 'description')
+            records[
+              `${loc.writePath}\u0000${loc.uniqueId}\u0000${r.change.target === 'table' ? '' : (r.change.column ?? '')}`
+            ] = r.change.text;
+        }
+      } catch (err) {
+        outcomes.push({
+          proposalId: r.proposalId,
+          status: 'failed',
+          note: `${loc.writePath}: ${(err as Error).message}`,
+        });
+      }
+    }
+    await opts.beforeCommit?.(outcomes);
+    // Files one by one (a dbt project has no transaction): the write-ahead intent above knows every edit, so a
+    // retry after a crash between two files finds each edit landed or not.
+    const changed = new Set(
+      outcomes.flatMap((o, i) =>
+        o.status === 'written' && !o.landedEarlier ? [project.locations.get(batch[i]!.entityId)!.writePath] : [],
+      ),
+    );
+    for (const file of changed) await writeText(path.join(this.dir, file), texts.get(file) ?? null);
+    if (changed.size) await writeText(this.recordFile, JSON.stringify(records));
+    // The manifest is only rebuilt by dbt; keep what this worker knows current for the figures after the write.
+    for (const { entity, r } of applied) {
+      const c = r.change;
+      const holder =
+        c.kind === 'description' && c.target === 'table'
+          ? entity
+          : entity.columns.find((x) => 'column' in c && x.name === c.column);
+      if (c.kind === 'description' && holder) {
+        holder.description = c.text;
+        holder.description_source = 'argus';
+      } else if (c.kind === 'pii_tag' && holder && 'tags' in holder && !holder.tags.some((t) => t.kind === 'pii'))
+        holder.tags.push({
+          kind: 'pii',
+          category: c.category,
+          confidence: c.confidence,
+          explanation: c.explanation,
+          source: 'argus',
+          proposalId: r.proposalId,
+        });
+    }
+    return outcomes;
+  }
+
+  private async applyOne(
+    r: RepairRequest,
+    e: CatalogEntity,
+    loc: DbtEntityLocation,
+    text: string | null,
+    overwrite: boolean,
+  ): Promise<{ outcome: RepairOutcome; text?: string | null }> {
+    const id = r.proposalId;
+    const c = r.change;
+    if (!loc.writable)
+      return {
+        outcome: {
+          proposalId: id,
+          status: 'failed',
+          note: `${loc.uniqueId} belongs to an installed package; not edited`,
+        },
+      };
+    if (c.kind === 'lineage_flag')
+      return {
+        outcome: {
+          proposalId: id,
+          status: 'failed',
+          note: "a dbt node's lineage is its ref() and source() calls; ARGUS does not edit SQL",
+        },
+      };
+    let edit: YamlEditResult;
+    let before: DbtBefore;
+    let after: unknown;
+    if (c.kind === 'description') {
+      const column = c.target === 'table' ? undefined : c.column;
+      const holder = column === undefined ? e : e.columns.find((x) => x.name === column);
+      if (!holder)
+        return { outcome: { proposalId: id, status: 'conflict', note: `column ${column ?? '?'} no longer exists` } };
+      const docBlock = column === undefined ? loc.docBlocks.node : loc.docBlocks.columns.includes(column);
+      edit = setDescription(text, loc.yamlNode, column, c.text);
+      after = { description: c.text };
+      if (!edit.changed) {
+        // Already in the file: an earlier attempt of this run wrote it (its intent says so), or it was there.
+        if (r.landed) return { outcome: { proposalId: id, status: 'written', ...r.landed, landedEarlier: true } };
+        return { outcome: { proposalId: id, status: 'already', note: 'description already in the YAML' } };
+      }
+      const human = docBlock || (Boolean(holder.description?.trim()) && holder.description_source !== 'argus');
+      if (human && (docBlock || !overwrite))
+        return {
+          outcome: {
+            proposalId: id,
+            status: 'kept_human',
+            note: docBlock
+              ? 'the description is a doc block a person wrote; not overwritten'
+              : 'a person wrote this description; not overwritten (overwriteHumanText is off)',
+          },
+        };
+      before = { description: holder.description ?? null, file: loc.writePath, undo: edit.undo };
+    } else {
+      const col = e.columns.find((x) => x.name === c.column);
+      if (!col) return { outcome: { proposalId: id, status: 'conflict', note: `column ${c.column} no longer exists` } };
+      edit = addPiiTag(text, loc.yamlNode, c.column, c.category, {
+        tag: this.ref.piiTag,
+        categoryKey: this.ref.piiCategoryKey,
+      });
+      after = { tag: this.ref.piiTag, category: c.category };
+      if (!edit.changed) {
+        if (r.landed) return { outcome: { proposalId: id, status: 'written', ...r.landed, landedEarlier: true } };
+        return { outcome: { proposalId: id, status: 'already', note: 'tag already in the YAML' } };
+      }
+      const existing = col.tags.find((t) => t.kind === 'pii');
+      if (existing)
+        return { outcome: { proposalId: id, status: 'already', note: `column already tagged ${existing.category}` } };
+      before = { file: loc.writePath, undo: edit.undo };
+    }
+    return { outcome: { proposalId: id, status: 'written', before, after, landedEarlier: false }, text: edit.text };
+  }
+
+  async revertRepairs(batch: RevertRequest[]): Promise<RevertOutcome[]> {
+    const texts = new Map<string, string | null>();
+    const touched = new Set<string>();
+    const out: RevertOutcome[] = [];
+    for (const w of batch) {
+      const before = w.before as DbtBefore | null;
+      if (!before?.file || !before.undo) {
+        out.push({ proposalId: w.proposalId, status: 'conflict', note: 'no undo record for this write' });
+        continue;
+      }
+      const file = path.join(this.dir, before.file);
+      if (!texts.has(file)) texts.set(file, await readText(file));
+      try {
+        const reverted = undoYamlEdit(texts.get(file)!, before.undo);
+        texts.set(file, reverted);
+        touched.add(file);
+        out.push({ proposalId: w.proposalId, status: 'reverted', note: 'YAML restored' });
+      } catch (err) {
+        if (!(err instanceof YamlEditError)) throw err;
+        // An intent whose edit never reached the file, or an edit someone changed since.
+        out.push({
+          proposalId: w.proposalId,
+          status: w.unconfirmed ? 'not_landed' : 'conflict',
+          note: w.unconfirmed ? 'the edit never reached the YAML' : err.message,
+        });
+      }
+    }
+    for (const file of touched) await writeText(file, texts.get(file) ?? null);
+    return out;
+  }
+}
