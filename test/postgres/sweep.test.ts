@@ -193,3 +193,90 @@ test('names and texts COMMENT ON cannot bind are quoted: mixed case, quotes, bac
     await a.close();
   }
 });
+
+test('a role that does not own a table gets a per-repair failure naming the owner; the rest of the batch lands', async () => {
+  await db.query(`CREATE ROLE argus_reader LOGIN; CREATE SCHEMA owned; CREATE TABLE owned.mine (a int, b int)`);
+  await db.query(`CREATE TABLE owned.theirs (a int); ALTER TABLE owned.theirs OWNER TO argus_reader`);
+  await db.query(
+    `GRANT USAGE, CREATE ON SCHEMA owned TO argus_reader; GRANT CREATE ON DATABASE pagila TO argus_reader`,
+  );
+  await db.query(
+    `GRANT USAGE, CREATE ON SCHEMA argus TO argus_reader; GRANT ALL ON ALL TABLES IN SCHEMA argus TO argus_reader`,
+  );
+  const readerEnv = {
+    ARGUS_PG_AS_READER: env.ARGUS_PG_URL!.replace('postgres://postgres@', 'postgres://argus_reader@'),
+  };
+  const a = new PostgresCatalogAdapter(
+    { kind: 'postgres', connectionEnv: 'ARGUS_PG_AS_READER', schemas: ['owned'], tagTable: 'argus.column_tags' },
+    readerEnv,
+  );
+  try {
+    const out = await a.applyRepairs(
+      [
+        {
+          proposalId: 'p-own',
+          entityId: 'owned.mine',
+          change: { kind: 'description', target: 'table', text: 'Not mine to describe.' },
+        },
+        {
+          proposalId: 'p-ok',
+          entityId: 'owned.theirs',
+          change: { kind: 'description', target: 'table', text: 'Mine.' },
+        },
+      ],
+      { overwriteHumanText: false },
+    );
+    expect(out[0]).toMatchObject({
+      status: 'failed',
+      note: expect.stringMatching(/must be owner.*\(42501\).*owner of owned\.mine \(role postgres\)/) as unknown,
+    });
+    expect(out[1]).toMatchObject({ status: 'written' });
+    expect((await db.query(`SELECT obj_description('owned.theirs'::regclass, 'pg_class') AS d`)).rows[0].d).toBe(
+      'Mine.',
+    );
+    expect((await db.query(`SELECT obj_description('owned.mine'::regclass, 'pg_class') AS d`)).rows[0].d).toBeNull();
+  } finally {
+    await a.close();
+  }
+});
+
+test("a comment with another tool's markers is a person's, whoever wrote it", async () => {
+  await db.query(`CREATE SCHEMA marked; CREATE TABLE marked.t (a int)`);
+  const a = new PostgresCatalogAdapter(
+    { kind: 'postgres', connectionEnv: 'ARGUS_PG_URL', schemas: ['marked'], tagTable: 'argus.column_tags' },
+    env,
+  );
+  try {
+    await a.applyRepairs(
+      [
+        {
+          proposalId: 'p-m',
+          entityId: 'marked.t',
+          change: { kind: 'description', target: 'table', text: 'Rows.\n@name things' },
+        },
+      ],
+      {
+        overwriteHumanText: false,
+      },
+    );
+    const { entities } = await a.getEntities(['marked.t']);
+    expect(entities[0]!.description_source).toBe('human');
+    const again = await a.applyRepairs(
+      [{ proposalId: 'p-n', entityId: 'marked.t', change: { kind: 'description', target: 'table', text: 'Other.' } }],
+      {
+        overwriteHumanText: false,
+      },
+    );
+    expect(again[0]!.status).toBe('kept_human');
+  } finally {
+    await a.close();
+  }
+});
+
+test('an unknown role is refused with a message about the credentials, not a bare error', async () => {
+  env.ARGUS_PG_NOBODY = env.ARGUS_PG_URL!.replace('postgres://postgres@', 'postgres://no_such_role@');
+  const err = await sweep({ catalog: { kind: 'postgres', connectionEnv: 'ARGUS_PG_NOBODY' } }).catch((e: unknown) => e);
+  const root = rootCause((err as WorkflowFailedError).cause);
+  expect(root.type).toBe('InvalidCatalog');
+  expect(root.message).toMatch(/refused the credentials \(28000\)/);
+});
