@@ -14,17 +14,13 @@ DBT_DUCKDB_SPEC="dbt-duckdb~=1.10.0"
 export DO_NOT_TRACK=1
 
 usable() { [[ -f $1 && -x $1 ]] && "$1" --version 2>/dev/null | grep -qi 'duckdb'; }
-found() {
-  printf '%s\n' "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
-  exit 0
-}
 
 if [[ -n ${ARGUS_DBT:-} ]]; then
   usable "$ARGUS_DBT" || die "ARGUS_DBT=$ARGUS_DBT is not an executable dbt with the duckdb adapter"
-  found "$ARGUS_DBT"
+  found_file "$ARGUS_DBT"
 fi
 venv="$ARGUS_TOOLS/dbt-venv"
-if usable "$venv/bin/dbt"; then found "$venv/bin/dbt"; fi
+if usable "$venv/bin/dbt"; then found_file "$venv/bin/dbt"; fi
 
 command -v python3 >/dev/null 2>&1 ||
   die "no dbt found and no python3 to install one; install python3 or set ARGUS_DBT to a dbt with dbt-duckdb"
@@ -54,4 +50,4 @@ EOF
 usable "$venv/bin/dbt" || die "dbt installed but $venv/bin/dbt --version does not list duckdb; see $log"
 versions=$("$venv/bin/dbt" --version 2>/dev/null | awk '/installed:/ { c = $3 } /duckdb:/ { d = $3 } END { print "dbt-core " c ", dbt-duckdb " d }')
 say "dbt ready in $(since "$started") s ($(du -sh "$venv" | cut -f1)): $versions"
-found "$venv/bin/dbt"
+found_file "$venv/bin/dbt"

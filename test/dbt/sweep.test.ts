@@ -3,8 +3,7 @@
 // the new descriptions and tags in its manifest, a second sweep writes nothing, and undo restores every file.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { uniqueId } from '../support/temporal-env';
-import { useArgusWorker } from '../support/argus-worker';
+import { runSweep, useArgusWorker } from '../support/argus-worker';
 import { dbtParse, prepareJaffleShop, type JaffleShop } from '../support/dbt';
 import { undoSweep } from '../../activities/undo';
 import type { SweepReport } from '../../domain/report';
@@ -30,13 +29,7 @@ function yamlFiles(dir: string): Map<string, string> {
   return out;
 }
 
-function sweep(input: SweepInput): Promise<SweepReport> {
-  return w.client.workflow.execute('sweepWorkflow', {
-    taskQueue: w.tw.taskQueue,
-    workflowId: uniqueId('sweep/dbt/test'),
-    args: [input],
-  }) as Promise<SweepReport>;
-}
+const sweep = (input: SweepInput) => runSweep(w, input, 'sweep/dbt/test');
 
 interface ManifestNode {
   description: string;

@@ -4,8 +4,7 @@
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { WorkflowFailedError } from '@temporalio/client';
-import { uniqueId } from '../support/temporal-env';
-import { useArgusWorker } from '../support/argus-worker';
+import { runSweep, useArgusWorker } from '../support/argus-worker';
 import { loadSql, startPostgres, type PgServer } from '../support/postgres';
 import { undoSweep } from '../../activities/undo';
 import { createCatalogs } from '../../catalog';
@@ -42,13 +41,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-function sweep(input: SweepInput): Promise<SweepReport> {
-  return w.client.workflow.execute('sweepWorkflow', {
-    taskQueue: w.tw.taskQueue,
-    workflowId: uniqueId('sweep/pg/test'),
-    args: [input],
-  }) as Promise<SweepReport>;
-}
+const sweep = (input: SweepInput) => runSweep(w, input, 'sweep/pg/test');
 
 /** Every comment in the database, as `\d+` would show them: object, column number, text. */
 async function descriptions(): Promise<string[]> {

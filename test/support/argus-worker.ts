@@ -13,6 +13,8 @@ import { createArgusWorker } from '../../worker/create-worker';
 import type { Client, Connection } from '@temporalio/client';
 import { connectTestClient, testAddress, uniqueId, TEST_NAMESPACE } from './temporal-env';
 import type { CatalogFile } from '../../domain/catalog';
+import type { SweepInput } from '../../domain/sweep';
+import type { SweepReport } from '../../domain/report';
 
 let runtimeInstalled = false;
 
@@ -125,4 +127,17 @@ export function useArgusWorker(
       return ready(tw, 'test worker');
     },
   };
+}
+
+/** Run one sweep to its end on the file's test worker, with a unique id under `prefix`; returns the report. */
+export function runSweep(
+  w: { readonly client: Client; readonly tw: TestWorker },
+  input: SweepInput,
+  prefix = 'sweep/test',
+): Promise<SweepReport> {
+  return w.client.workflow.execute('sweepWorkflow', {
+    taskQueue: w.tw.taskQueue,
+    workflowId: uniqueId(prefix),
+    args: [input],
+  }) as Promise<SweepReport>;
 }
