@@ -31,6 +31,8 @@ export interface PageWrites {
   already: string[];
   keptHuman: string[];
   conflicts: { proposalId: string; note: string }[];
+  /** Approved repairs the catalog refused (not the owner, a statement failed): the sweep is partial. */
+  failed?: { proposalId: string; note: string }[];
   notes: Record<string, string>;
 }
 

@@ -352,6 +352,7 @@ export function createSweepActivities(deps: ActivityDeps) {
         sweepId: input.sweepId,
         // Write-ahead: the changes' audit lines are stored in the ledger before the catalog changes.
         beforeCommit: async (repaired) => {
+          writes.length = 0;
           for (const o of repaired) {
             if (o.status !== 'written') continue;
             const p = byId.get(o.proposalId)!;
@@ -380,6 +381,7 @@ export function createSweepActivities(deps: ActivityDeps) {
         if (o.status === 'written') w.written.push(o.proposalId);
         else if (o.status === 'already') w.already.push(o.proposalId);
         else if (o.status === 'kept_human') w.keptHuman.push(o.proposalId);
+        else if (o.status === 'failed') (w.failed ??= []).push({ proposalId: o.proposalId, note: o.note });
         else w.conflicts.push({ proposalId: o.proposalId, note: o.note });
         if (o.status !== 'written') w.notes[o.proposalId] = o.note;
       }
@@ -418,6 +420,7 @@ export function createSweepActivities(deps: ActivityDeps) {
       let written = 0;
       let already = 0;
       let keptHuman = 0;
+      let writesFailed = 0;
       let total = 0;
       // The report file holds every proposal; the workflow result (a Temporal payload) carries the first ones.
       const limit = input.maxProposalsInReport ?? 1000;
@@ -451,6 +454,7 @@ export function createSweepActivities(deps: ActivityDeps) {
           written += w?.written.length ?? 0;
           already += w?.already.length ?? 0;
           keptHuman += w?.keptHuman.length ?? 0;
+          writesFailed += w?.failed?.length ?? 0;
           const pageRows: ReportProposal[] = [];
           for (const p of proposals) {
             total++;
@@ -487,6 +491,10 @@ export function createSweepActivities(deps: ActivityDeps) {
       const partialReasons: string[] = [...input.extraPartialReasons];
       if (failedEntities.size > 0)
         partialReasons.push(`${failedEntities.size} of ${input.requested} entities failed (see failures)`);
+      if (writesFailed > 0)
+        partialReasons.push(
+          `${writesFailed} approved repairs could not be written (each proposal's writeNote says why)`,
+        );
       if (outcomesCount.not_reviewed > 0)
         partialReasons.push(`${outcomesCount.not_reviewed} proposals were not reviewed and were not written`);
       if (input.breakerTripped) {
@@ -515,6 +523,7 @@ export function createSweepActivities(deps: ActivityDeps) {
         written,
         alreadyApplied: already,
         keptHumanText: keptHuman,
+        writesFailed,
         coverage: {
           descriptionsBefore: ratio(before.described, before.describable),
           descriptionsAfter: ratio(after.described, after.describable),

@@ -52,6 +52,8 @@ export interface SweepReport {
   written: number;
   alreadyApplied: number;
   keptHumanText: number;
+  /** Approved repairs the catalog refused to take (a PostgreSQL role not owning the table, …); partial when > 0. */
+  writesFailed: number;
   coverage: {
     descriptionsBefore: number;
     descriptionsAfter: number;

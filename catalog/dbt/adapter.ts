@@ -238,7 +238,8 @@ export class DbtCatalogAdapter implements CatalogAdapter {
       return {
         outcome: {
           proposalId: id,
-          status: 'failed',
+          // Not a failure: the finding stands in the report, there is just nothing ARGUS can write for it.
+          status: 'conflict',
           note: "a dbt node's lineage is its ref() and source() calls; ARGUS does not edit SQL",
         },
       };

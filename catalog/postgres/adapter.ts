@@ -424,7 +424,8 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
       case 'lineage_flag':
         return {
           proposalId: id,
-          status: 'failed',
+          // Not a failure: the finding stands in the report, there is just nothing ARGUS can write for it.
+          status: 'conflict',
           note: "a PostgreSQL view's lineage is its definition; ARGUS does not rewrite view SQL",
         };
     }

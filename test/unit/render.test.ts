@@ -66,6 +66,7 @@ function report(over: Partial<SweepReport> = {}): SweepReport {
     written: 15,
     alreadyApplied: 2,
     keptHumanText: 1,
+    writesFailed: 0,
     coverage: {
       descriptionsBefore: 0.42,
       descriptionsAfter: 0.8,
