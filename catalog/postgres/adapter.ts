@@ -352,7 +352,15 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
             await c.query('RELEASE SAVEPOINT repair');
           } catch (err) {
             await c.query('ROLLBACK TO SAVEPOINT repair');
-            outcomes.push({ proposalId: r.proposalId, status: 'failed', note: await this.failure(c, rel, err) });
+            // Gone since it was read (dropped or renamed during the sweep): like an entity no longer in a file
+            // catalog, a conflict; anything else the server refused is a failure, and the sweep says so.
+            const code = (err as { code?: string }).code;
+            const gone = err instanceof ColumnGone || code === '42P01' || code === '42703';
+            outcomes.push({
+              proposalId: r.proposalId,
+              status: gone ? 'conflict' : 'failed',
+              note: await this.failure(c, rel, err),
+            });
           }
         }
         await opts.beforeCommit?.(outcomes);

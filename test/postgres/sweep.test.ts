@@ -10,6 +10,7 @@ import { undoSweep } from '../../activities/undo';
 import { createCatalogs } from '../../catalog';
 import { PostgresCatalogAdapter } from '../../catalog/postgres/adapter';
 import { rootCause } from '../../client/failures';
+import { temporal } from '../e2e/spawn';
 import type { SweepReport } from '../../domain/report';
 import type { SweepInput } from '../../domain/sweep';
 
@@ -153,7 +154,8 @@ test('names and texts COMMENT ON cannot bind are quoted: mixed case, quotes, bac
       ],
       { overwriteHumanText: false },
     );
-    expect(out.map((o) => o.status)).toEqual(['written', 'written', 'written', 'failed']);
+    expect(out.map((o) => o.status)).toEqual(['written', 'written', 'written', 'conflict']);
+    expect(out[3]).toMatchObject({ note: 'column gone no longer exists' });
     expect(await columnComment('"Odd Schema"."Weird ""Name"""', 'Col A')).toBe(text);
     const t = await db.query(`SELECT obj_description('"Odd Schema"."Weird ""Name"""'::regclass, 'pg_class') AS d`);
     expect(t.rows[0].d).toBe(text);
@@ -272,4 +274,70 @@ test('an unknown role is refused with a message about the credentials, not a bar
   const root = rootCause((err as WorkflowFailedError).cause);
   expect(root.type).toBe('InvalidCatalog');
   expect(root.message).toMatch(/refused the credentials \(28000\)/);
+});
+
+test('a relation dropped during the sweep is a conflict for its repairs; the rest of the batch lands', async () => {
+  await db.query(`CREATE SCHEMA dropping; CREATE TABLE dropping.stays (a int); CREATE TABLE dropping.goes (a int)`);
+  const a = new PostgresCatalogAdapter(
+    { kind: 'postgres', connectionEnv: 'ARGUS_PG_URL', schemas: ['dropping'], tagTable: 'argus.column_tags' },
+    env,
+  );
+  try {
+    const { ids } = await a.snapshot();
+    await a.getEntities(ids); // read, as a sweep's page is, before the table goes
+    await db.query(`DROP TABLE dropping.goes`);
+    const out = await a.applyRepairs(
+      [
+        {
+          proposalId: 'p-goes',
+          entityId: 'dropping.goes',
+          change: { kind: 'description', target: 'table', text: 'Gone.' },
+        },
+        {
+          proposalId: 'p-goes-col',
+          entityId: 'dropping.goes',
+          change: { kind: 'description', target: 'column', column: 'a', text: 'A.' },
+        },
+        {
+          proposalId: 'p-stays',
+          entityId: 'dropping.stays',
+          change: { kind: 'description', target: 'table', text: 'Here.' },
+        },
+      ],
+      { overwriteHumanText: false },
+    );
+    expect(out.map((o) => o.status)).toEqual(['conflict', 'conflict', 'written']);
+    expect(out[0]).toMatchObject({ note: expect.stringMatching(/dropping\.goes/) as unknown });
+    expect((await db.query(`SELECT obj_description('dropping.stays'::regclass, 'pg_class') AS d`)).rows[0].d).toBe(
+      'Here.',
+    );
+  } finally {
+    await a.close();
+  }
+});
+
+test('the temporal CLI starts a PostgreSQL sweep with nothing but the JSON input the docs give', async () => {
+  const id = `sweep/pg/temporal-cli-${Date.now()}`;
+  const input = JSON.stringify({ catalog: { kind: 'postgres', schemas: ['public'] }, dryRun: true });
+  const start = await temporal([
+    'workflow',
+    'start',
+    '--type',
+    'sweepWorkflow',
+    '--task-queue',
+    w.tw.taskQueue,
+    '--workflow-id',
+    id,
+    '--static-summary',
+    'ARGUS dry run of pagila',
+    '--input',
+    input,
+  ]);
+  expect({ code: start.code, err: start.code === 0 ? '' : start.stderr }).toEqual({ code: 0, err: '' });
+  const result = await temporal(['workflow', 'result', '--workflow-id', id, '--output', 'json']);
+  expect(result.code).toBe(0);
+  const r = JSON.parse(result.stdout) as { status: string; result: SweepReport };
+  expect(r.status).toBe('COMPLETED');
+  expect(r.result).toMatchObject({ catalog: 'pagila', dryRun: true, written: 0, partial: false });
+  expect(r.result.outcomes.approved).toBeGreaterThan(0);
 });
