@@ -29,17 +29,22 @@ export const DEFAULT_ATTEMPTS = 3;
 // ---------------------------------------------------------------------------------------------
 // The case file
 
-const CaseColumn = z.strictObject({
+/**
+ * A column exactly as the labelled public-schemas format writes one: `nullable` and `primary_key` optional, and its
+ * other fields (labels such as `pii`, `category`, `note`, `expression`) accepted and not shown to the reviewer.
+ */
+const CaseColumn = z.object({
   name: z.string().min(1),
   type: z.string().min(1),
-  nullable: z.boolean(),
-  primary_key: z.boolean(),
+  nullable: z.boolean().default(true),
+  primary_key: z.boolean().default(false),
   foreign_key: z.string().min(1).optional(),
   description: z.string().optional(),
 });
 
-const CaseEntity = z.strictObject({
-  database: z.string().min(1),
+/** An entity: a table of the public-schemas format unchanged (`database` optional), or one with SQL. */
+const CaseEntity = z.object({
+  database: z.string().min(1).default('eval'),
   name: z.string().min(1).max(300),
   kind: EntityKind,
   description: z.string().optional(),
@@ -55,7 +60,8 @@ const CaseProposal = z.discriminatedUnion('kind', [
     column: z.string().min(1).optional(),
     text: z.string().min(1).max(2000),
   }),
-  z.strictObject({ kind: z.literal('pii_tag'), column: z.string().min(1), category: PiiCategory }),
+  // Any category: one outside ARGUS's taxonomy is a proposal for the reviewer to reject, not a broken file.
+  z.strictObject({ kind: z.literal('pii_tag'), column: z.string().min(1), category: z.string().min(1).max(64) }),
   z.strictObject({ kind: z.literal('lineage_flag'), finding: LineageFinding, upstream: z.string().min(1) }),
 ]);
 
@@ -142,7 +148,14 @@ export function caseEntity(c: ArbiterCase): CatalogEntity {
     name: e.name,
     kind: e.kind,
     ...(e.description !== undefined ? { description: e.description } : {}),
-    columns: e.columns,
+    columns: e.columns.map((c) => ({
+      name: c.name,
+      type: c.type,
+      nullable: c.nullable,
+      primary_key: c.primary_key,
+      ...(c.foreign_key !== undefined ? { foreign_key: c.foreign_key } : {}),
+      ...(c.description !== undefined ? { description: c.description } : {}),
+    })),
     upstream: e.upstream,
     ...(e.sql !== undefined ? { sql: e.sql } : {}),
   });
@@ -176,6 +189,8 @@ export function caseProposal(c: ArbiterCase, entity: CatalogEntity): Proposal {
     p.kind === 'pii_tag'
       ? {
           ...p,
+          // Unchecked on purpose: a category outside the taxonomy goes to the reviewer, which must reject it.
+          category: p.category as PiiCategory,
           confidence: 0.9,
           explanation: `Column ${p.column} of ${entity.name} holds ${p.category.replace(/_/g, ' ')}.`.slice(0, 300),
         }

@@ -45,7 +45,11 @@ interface BodyFacts {
   message: string | null;
   /** Every string the body holds, in order: the text evidence is searched in. */
   strings: string[];
-  /** Rate-limit headers some gateways copy into the body (OpenRouter `metadata.headers`). */
+  /**
+   * Rate-limit headers some gateways copy into the body: an object under a key ending in `headers`
+   * (OpenRouter `metadata.headers`, `upstream_headers`, `responseHeaders`), or `"name": value` pairs
+   * quoted inside a string that holds the upstream's raw answer.
+   */
   embeddedHeaders: Record<string, string>;
   quotaValues: number[];
   /** A numeric `error.code` (or `code`) >= 400, for gateways that answer 200 with an error body. */
@@ -54,6 +58,24 @@ interface BodyFacts {
 
 const ID_KEY = /^(?:id|request_?id|user_?id|trace_?id|org(?:ani[sz]ation)?_?id|key_?id)$/i;
 const MESSAGE_KEYS = new Set(['message', 'error_message', 'errormessage', 'detail', 'msg', 'error', 'details']);
+const HEADERS_KEY = /headers$/i;
+// A header quoted inside text: a gateway's dump of the upstream answer ("{'retry-after': '20', ...}").
+const QUOTED_HEADER =
+  /["']((?:x-)?(?:[a-z]+-)*ratelimit-[a-z0-9-]+|retry-after(?:-ms)?)["']\s*[:=]\s*["']?([^"',}\s][^"',}]*)/gi;
+
+/** The JSON a string holds, whole ("{...}") or after a prefix ("OpenAIException - {...}"). */
+function jsonInside(text: string): unknown {
+  const start = text.search(/[{[]/);
+  if (start < 0) return undefined;
+  const end = Math.max(text.lastIndexOf('}'), text.lastIndexOf(']'));
+  if (end <= start) return undefined;
+  try {
+    const v: unknown = JSON.parse(text.slice(start, end + 1));
+    return v !== null && typeof v === 'object' ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function readBody(body: string): BodyFacts {
   const facts: BodyFacts = { message: null, strings: [], embeddedHeaders: {}, quotaValues: [], embeddedStatus: null };
@@ -84,8 +106,22 @@ function readBody(body: string): BodyFacts {
   const walk = (node: unknown, key: string, depth: number): void => {
     if (typeof node === 'string') {
       // Identifiers are random text: an id that happens to contain "rpm" is not a window.
-      if (!ID_KEY.test(key)) facts.strings.push(node);
+      if (ID_KEY.test(key)) return;
+      facts.strings.push(node);
       const k = key.toLowerCase();
+      if (HEADERS_KEY.test(key)) {
+        const nested = jsonInside(node);
+        if (nested) walk(nested, key, depth + 1);
+      }
+      for (const m of node.matchAll(QUOTED_HEADER)) {
+        const name = (m[1] ?? '').toLowerCase();
+        if (!(name in facts.embeddedHeaders)) facts.embeddedHeaders[name] = (m[2] ?? '').trim();
+      }
+      // A gateway may pass the upstream's raw error on as a JSON string: its fields count too.
+      if (depth < 8 && !HEADERS_KEY.test(key) && /[{[]/.test(node)) {
+        const nested = jsonInside(node);
+        if (nested) walk(nested, key, depth + 1);
+      }
       if (MESSAGE_KEYS.has(k) && node.trim()) messages.push({ depth, text: node, order: messages.length });
       if (k === 'quotavalue' && /^\d+$/.test(node.trim())) facts.quotaValues.push(Number(node));
       if (k === 'code' && facts.embeddedStatus === null && /^[45]\d\d$/.test(node.trim()))
@@ -104,7 +140,7 @@ function readBody(body: string): BodyFacts {
     }
     if (node && typeof node === 'object') {
       const entries = Object.entries(node as Record<string, unknown>);
-      if (key.toLowerCase() === 'headers') {
+      if (HEADERS_KEY.test(key)) {
         for (const [hk, hv] of entries) {
           if (typeof hv === 'string' || typeof hv === 'number') facts.embeddedHeaders[hk.toLowerCase()] = String(hv);
         }
@@ -141,6 +177,29 @@ function evidenceText(strings: string[]): string {
     }
   }
   return kept.join('\n');
+}
+
+// A compound identifier: snake_case, kebab-case, dotted, slashed, camelCase or PascalCase.
+const IDENTIFIER =
+  /[A-Za-z][A-Za-z0-9]*(?:[._:/-]+[A-Za-z0-9]+)+|[A-Za-z]*[a-z0-9][A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z][A-Za-z0-9]*/g;
+
+/**
+ * The words of every compound identifier in `text`, one identifier a line, lower case:
+ * `tokens_per_day_limit_exceeded` → "tokens per day limit exceeded", `RPDLimit` → "rpd limit".
+ * The phrase rules then read a limit named inside a code or type as they read it in prose.
+ */
+export function identifierWords(text: string): string {
+  const lines: string[] = [];
+  for (const m of text.matchAll(IDENTIFIER)) {
+    const words = m[0]
+      .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+      .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+      .split(/[._:/\s-]+/)
+      .filter(Boolean)
+      .map((w) => w.toLowerCase());
+    if (words.length > 1) lines.push(words.join(' '));
+  }
+  return lines.join('\n');
 }
 
 function snippet(m: RegExpExecArray | null): string | null {
@@ -221,6 +280,25 @@ const SHORT_WINDOWS: Array<[RegExp, ThrottleWindow]> = [
   ],
 ];
 
+// Inside an identifier a bare unit is a window only next to a limit word ("rate limit rpd",
+// "daily quota", "requests day reset"): an identifier's words carry no "per".
+const LIMIT_WORD = String.raw`(?:limit|limits|ratelimit|quota|quotas|rate|requests?|tokens?|reset|remaining|exceeded|throttled?|cap|allowance|usage)`;
+const IDENT_UNIT = (unit: string): RegExp =>
+  new RegExp(String.raw`(?:^|\s)(?:${unit})(?:\s\S+){0,3}\s${LIMIT_WORD}(?:\s|$)|(?:^|\s)${LIMIT_WORD}(?:\s\S+){0,3}\s(?:${unit})(?:\s|$)`, 'm');
+const IDENT_WINDOWS: Array<[RegExp, ThrottleWindow]> = [
+  [/(?:^|\s)[irt]p(?:mo|mth)(?:\s|$)/m, 'month'],
+  [IDENT_UNIT('month|months|monthly|mo|1mo'), 'month'],
+  [/(?:^|\s)[irt]pd(?:\s|$)/m, 'day'],
+  [IDENT_UNIT('day|days|daily|1d|24h'), 'day'],
+  [IDENT_UNIT('week|weekly|year|yearly|annual'), 'unknown'],
+  [/(?:^|\s)[irt]ph(?:\s|$)/m, 'hour'],
+  [IDENT_UNIT('hour|hours|hourly|1h'), 'hour'],
+  [/(?:^|\s)[irt]pm(?:\s|$)/m, 'minute'],
+  [IDENT_UNIT('minute|minutes|min|1m'), 'minute'],
+  [/(?:^|\s)[irt]ps(?:\s|$)/m, 'second'],
+  [IDENT_UNIT('second|seconds|sec|1s'), 'second'],
+];
+
 const PER_N =
   /(?<![a-z])per\s+(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)(?![a-z])/i;
 
@@ -242,10 +320,14 @@ const UNIT_SECONDS: Array<[RegExp, number]> = [
 
 const isLong = (w: ThrottleWindow): boolean => w === 'day' || w === 'month' || w === 'unknown';
 
-function windowsNamed(text: string): WindowHit[] {
+function windowsNamed(text: string, identifiers: string): WindowHit[] {
   const hits: WindowHit[] = [];
   for (const [re, window] of [...LONG_WINDOWS, ...SHORT_WINDOWS]) {
-    const hit = snippet(re.exec(text));
+    const hit = snippet(re.exec(text)) ?? snippet(re.exec(identifiers));
+    if (hit) hits.push({ window, evidence: hit });
+  }
+  for (const [re, window] of IDENT_WINDOWS) {
+    const hit = snippet(re.exec(identifiers));
     if (hit) hits.push({ window, evidence: hit });
   }
   const perN = PER_N.exec(text);
@@ -256,16 +338,61 @@ function windowsNamed(text: string): WindowHit[] {
   return hits;
 }
 
-/** Cerebras-style names (x-ratelimit-remaining-requests-day: 0) say which window ran dry. */
+const HEADER_WINDOW = /(second|minute|hour|day|month)/;
+
+/**
+ * Cerebras-style names (x-ratelimit-remaining-requests-day: 0) say which window ran dry. Without
+ * any remaining-* header for a named window, reset or limit headers that all name one window
+ * (a gateway passing on only `x-ratelimit-reset-requests-day`) name it; several windows name none.
+ */
 function windowsFromHeaders(headers: Record<string, string>): WindowHit[] {
   const hits: WindowHit[] = [];
+  const named: WindowHit[] = [];
+  let anyRemaining = false;
   for (const [name, value] of Object.entries(headers)) {
-    if (!/ratelimit/.test(name) || !/remaining/.test(name) || Number(value.trim()) !== 0) continue;
-    const m = /(second|minute|hour|day|month)/.exec(name);
-    if (m) hits.push({ window: m[1] as ThrottleWindow, evidence: `${name}: ${value.trim()}` });
+    if (!/ratelimit/.test(name)) continue;
+    const m = HEADER_WINDOW.exec(name);
+    if (!m) continue;
+    const evidence = { window: m[1] as ThrottleWindow, evidence: `${name}: ${value.trim()}` };
+    if (/remaining/.test(name)) {
+      anyRemaining = true;
+      if (Number(value.trim()) === 0) hits.push(evidence);
+    } else named.push(evidence);
   }
+  if (!anyRemaining && named.length > 0 && named.every((h) => h.window === named[0]?.window) && named[0])
+    hits.push(named[0]);
   return hits;
 }
+
+/**
+ * Entitlement: this key, plan or tier may not use this model or feature at all. No wait and no
+ * retry fixes it, so it is spent for the sweep even when it says nothing about quota and arrives
+ * under a rate-limit type. Read on the uncut text: "upgrade required" is the refusal itself.
+ */
+const PLAN = String.raw`(?:plan|tier|subscription|package|account type|pricing tier)`;
+const ENTITLEMENT = [
+  new RegExp(
+    String.raw`not (?:available|included|enabled|supported|offered|allowed|permitted|accessible) (?:on|in|for|with|under|to)(?: (?:your|the|this|current|free|selected|organi[sz]ation'?s?|account'?s?|[\w-]+))*? ${PLAN}`,
+    'i',
+  ),
+  new RegExp(String.raw`not (?:in|part of|included in)(?: (?:your|the|this|current))* ${PLAN}`, 'i'),
+  new RegExp(
+    String.raw`${PLAN}[^.\n]{0,40}(?:does not|doesn't|do not|don't|cannot|can't) (?:include|cover|allow|support|permit|grant|access|use)`,
+    'i',
+  ),
+  /(?:does not|doesn't|do not|don't|no longer|not) (?:have|has|granted) access to\b[^.\n]{0,40}\b(?:model|endpoint|feature|tier|resource|deployment)/i,
+  /(?:no|without) access to (?:this|the|that|these)\b[^.\n]{0,30}\b(?:model|tier|endpoint|feature)/i,
+  /(?:access to|to (?:use|access|call)) (?:this|the|that)\b[^.\n]{0,30}\b(?:model|feature|endpoint)s?\b[^.\n]{0,20}\brequires?\b/i,
+  /upgrade[\s_-]*(?:is\s+)?(?:required|needed)|requires? (?:an? )?(?:plan |account |tier |subscription )?upgrade/i,
+  new RegExp(
+    String.raw`(?:requires?|only available (?:on|to|for|with)|reserved for|restricted to|limited to)(?: an?| the)? (?:paid|pro|premium|enterprise|business|higher|team|scale|plus|upgraded)\b[^.\n]{0,20}(?:${PLAN}|users|customers|accounts)`,
+    'i',
+  ),
+  /not[\s_-]*(?:entitled|eligible)|(?:no|missing)[\s_-]*entitlement|entitlement[\s_-]*(?:required|missing|denied|not)/i,
+];
+// "Not available on the free tier right now (high demand)" is capacity, which a wait does fix.
+const TRANSIENT =
+  /temporar(?:y|ily)|right now|at the moment|at this time|currently (?:unavailable|overloaded)|high demand|overload|capacity/i;
 
 // Money words that some providers also use for rate windows ("per-minute token budget"), so a
 // named window outranks them; alone they mean the account's allowance is spent.
@@ -335,7 +462,16 @@ interface Decision {
 
 interface Evidence {
   status: number;
+  /** Prose and labels with sales pitches cut: where windows, quota talk and figures are read. */
   text: string;
+  /** The words of the compound identifiers in `text`, one identifier a line. */
+  identifiers: string;
+  /** Prose strings only (the body's sentences), pitch cut: account state stated in words. */
+  prose: string;
+  /** Label strings only (types, codes, limit names: no whitespace) and their words. */
+  labels: string;
+  /** Every string uncut, URLs removed, with identifier words: where entitlement is read. */
+  whole: string;
   figures: Figures;
   bodyFigures: Figures;
   zeroQuotaValue: boolean;
@@ -352,13 +488,34 @@ function pickWindow(hits: WindowHit[], long: boolean): WindowHit | null {
   return null;
 }
 
+/**
+ * The order when signals disagree, first match wins:
+ *  1. not an error status, or 413 → OTHER;
+ *  2. account state stated in the body's prose (credit balance, insufficient balance, hard or spend
+ *     limit, suspended) → EXHAUSTED: the account itself says it is spent;
+ *  3. an entitlement refusal (model or feature not on this plan, tier or key; upgrade required) →
+ *     EXHAUSTED, with or without quota words and under any error type, unless it calls itself
+ *     temporary or a matter of demand;
+ *  4. a money word only in a label (type, code: `insufficient_credits`, `insufficient_quota`) with
+ *     no short window named → EXHAUSTED;
+ *  5. a limit of 0 → EXHAUSTED; 6. a request larger than the limit → OTHER;
+ *  7. a named day/month (or longer) window → EXHAUSTED, under any type (`rate_limit_error`);
+ *  8. a stated relative wait of a day or more → EXHAUSTED;
+ *  9. a named short window (second, minute, hour, concurrency) → BURST, even under a money or
+ *     quota label: the window an answer names outranks the label of its type;
+ * 10. billing words with no window → EXHAUSTED; 402 → EXHAUSTED; 429 → BURST; quota talk on
+ *     another 4xx → BURST; anything else → OTHER.
+ * A window is named in the message, the type, the code, any compound identifier (split into its
+ * words), the real headers, or the upstream headers a gateway nested inside the body; when a long
+ * and a short window are both named, the long one wins (7 before 9).
+ */
 function decide(ev: Evidence): Decision {
   const { status, text } = ev;
   if (status < 400) return { label: 'OTHER', window: null, why: `HTTP ${status} is not an error status` };
   if (status === 413)
     return { label: 'OTHER', window: null, why: 'HTTP 413: the request is too large, not a throttle' };
 
-  const named = [...windowsNamed(text), ...ev.headerWindows];
+  const named = [...windowsNamed(text, ev.identifiers), ...ev.headerWindows];
   const long = pickWindow(
     named.filter((h) => isLong(h.window)),
     true,
@@ -368,8 +525,20 @@ function decide(ev: Evidence): Decision {
     false,
   );
 
-  const spent = firstMatch(text, ACCOUNT_SPENT);
+  const spent = firstMatch(ev.prose, ACCOUNT_SPENT);
   if (spent) return { label: 'EXHAUSTED', window: long?.window ?? 'credits', why: `account/credit state "${spent}"` };
+
+  const entitlement = TRANSIENT.test(ev.whole) ? null : firstMatch(ev.whole, ENTITLEMENT);
+  if (entitlement)
+    return {
+      label: 'EXHAUSTED',
+      window: long?.window ?? 'unknown',
+      why: `entitlement refusal "${entitlement}": no retry gives this key access`,
+    };
+
+  const spentLabel = firstMatch(ev.labels, ACCOUNT_SPENT);
+  if (spentLabel && !short)
+    return { label: 'EXHAUSTED', window: long?.window ?? 'credits', why: `account/credit label "${spentLabel}"` };
 
   const zero =
     firstMatch(text, ZERO_LIMIT) ??
@@ -394,7 +563,9 @@ function decide(ev: Evidence): Decision {
   }
 
   // Only 429 (and 402, handled after) is a throttle by status; elsewhere the body must talk quota.
-  const quotaTalk = status === 429 || status === 402 || firstMatch(text, QUOTA_TALK) !== null;
+  // A money label with a short window (reached here) is a throttle whose type is mislabelled.
+  const quotaTalk =
+    status === 429 || status === 402 || spentLabel !== null || firstMatch(text, QUOTA_TALK) !== null;
 
   if (quotaTalk && long)
     return { label: 'EXHAUSTED', window: long.window, why: `quota window is long ("${long.evidence}")` };
@@ -412,7 +583,11 @@ function decide(ev: Evidence): Decision {
   }
 
   if (quotaTalk && short)
-    return { label: 'BURST', window: short.window, why: `quota window is short ("${short.evidence}")` };
+    return {
+      label: 'BURST',
+      window: short.window,
+      why: `quota window is short ("${short.evidence}")${spentLabel ? `, outranking the label "${spentLabel}"` : ''}`,
+    };
 
   const soft = firstMatch(text, SOFT_BILLING);
   if (soft)
@@ -455,6 +630,11 @@ export function classifyProviderResponse(response: ProviderResponse, now: Date =
   const allHeaders = { ...embedded, ...headers };
 
   const text = evidenceText(facts.strings);
+  const identifiers = identifierWords(text);
+  const proseStrings = facts.strings.filter((x) => /\s/.test(x.trim()));
+  const labelStrings = facts.strings.filter((x) => !/\s/.test(x.trim()));
+  const labelText = evidenceText(labelStrings);
+  const uncut = facts.strings.map((x) => x.replace(URL, ' ')).join('\n');
   const bodyFigures: Figures = {
     limit: figure(LIMIT_FIG, text) ?? facts.quotaValues[0],
     used: figure(USED_FIG, text),
@@ -490,6 +670,12 @@ export function classifyProviderResponse(response: ProviderResponse, now: Date =
     now,
   );
   if (retryHeader?.relative) statedWaits.push({ seconds: retryHeader.seconds, source: `header ${retryHeader.header}` });
+  const nestedRetry = readHeaderDelay(
+    { 'retry-after': embedded['retry-after'], 'retry-after-ms': embedded['retry-after-ms'] },
+    now,
+  );
+  if (nestedRetry?.relative)
+    statedWaits.push({ seconds: nestedRetry.seconds, source: `body metadata ${nestedRetry.header}` });
 
   const decision = decide({
     status,
@@ -499,6 +685,10 @@ export function classifyProviderResponse(response: ProviderResponse, now: Date =
     zeroQuotaValue: facts.quotaValues.includes(0),
     headerWindows: windowsFromHeaders(allHeaders),
     statedWaits,
+    identifiers,
+    prose: evidenceText(proseStrings),
+    labels: `${labelText}\n${identifierWords(labelText)}`,
+    whole: `${uncut}\n${identifierWords(uncut)}`,
   });
 
   const shownStatus = response.status === null ? '429 (status not shown)' : String(status);

@@ -1,4 +1,4 @@
-import type { CatalogColumn, CatalogEntity, PiiCategory } from '../../domain/catalog';
+import { PiiCategory, type CatalogColumn, type CatalogEntity } from '../../domain/catalog';
 import type { DescriptionChange, LineageFlagChange, PiiTagChange, Proposal } from '../../domain/proposal';
 import { nameWords, type CatalogContext } from '../agents/catalog-context';
 import { tablesReadBySql } from '../agents/sql-tables';
@@ -546,6 +546,12 @@ function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateVerdict 
   const category = change.category;
   const col = q(column.name);
   const table = q(entity.name);
+  // A category outside the taxonomy cannot be governed (no policy names it): never approved, whoever proposed it.
+  if (!PiiCategory.safeParse(category).success)
+    return reject(
+      'pii:unknown-category',
+      `${q(category)} is not a PII category ARGUS knows (${PiiCategory.options.join(', ')})`,
+    );
 
   if (entity.pii_exceptions.some((e) => e.toLowerCase() === column.name.toLowerCase())) {
     return reject('pii:exception', `${col} is listed as a known non-personal column of ${table}`);

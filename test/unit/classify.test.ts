@@ -2,6 +2,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import {
   classifyProviderResponse,
+  identifierWords,
   type ThrottleClassification,
   type ThrottleLabel,
   type ThrottleWindow,
@@ -566,5 +567,335 @@ describe('providerErrorFromResponse', () => {
       message: 'no answer in 30s',
     });
     expect(JSON.parse(JSON.stringify(t.toDetails()))).toEqual(t.toDetails());
+  });
+});
+
+// Window and entitlement wherever an answer states them (issue 12, item 5). Invented bodies in the
+// shape of many providers and gateways; none is copied from a real capture.
+interface Shaped {
+  name: string;
+  status: number | null;
+  headers?: Record<string, string>;
+  body: string;
+  label: ThrottleLabel;
+  window?: ThrottleWindow | null;
+  retryAfter?: number | null;
+}
+
+const compoundDaily: Shaped[] = [
+  {
+    name: 'groq-like code tokens_per_day_limit_exceeded under a rate-limit type',
+    status: 429,
+    body: '{"error":{"message":"Slow down.","type":"rate_limit_exceeded","code":"tokens_per_day_limit_exceeded"}}',
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+  {
+    name: 'azure-like PascalCase code RequestsPerDayQuotaExceeded',
+    status: 429,
+    body: '{"error":{"code":"RequestsPerDayQuotaExceeded","message":"The request was throttled. Retry after 40 seconds."}}',
+    label: 'EXHAUSTED',
+    window: 'day',
+    retryAfter: 40,
+  },
+  {
+    name: 'together-like type rate_limit_rpd',
+    status: 429,
+    body: '{"error":{"message":"You are sending requests too fast.","type":"rate_limit_rpd","code":null}}',
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+  {
+    name: 'fireworks-like kebab reason daily-quota',
+    status: 429,
+    body: '{"error":{"object":"error","type":"throttled","reason":"daily-quota","message":"Request limit hit."}}',
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+  {
+    name: 'mistral-like camelCase limit name dailyTokenLimit',
+    status: 429,
+    body: '{"object":"error","message":"Limit reached","type":"rate_limited","param":"dailyTokenLimit","code":"3505"}',
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+  {
+    name: 'dotted quota id quota.requests.per.day',
+    status: 429,
+    body: '{"error":{"message":"Throttled","quota_id":"quota.requests.per.day","code":429}}',
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+  {
+    name: 'monthly limit named as MonthlyTokenQuota on a 403',
+    status: 403,
+    body: '{"error":{"code":"MonthlyTokenQuotaExceeded","message":"Forbidden"}}',
+    label: 'EXHAUSTED',
+    window: 'month',
+  },
+  {
+    name: 'lower-case tpd inside a code on a 400',
+    status: 400,
+    body: '{"error":{"code":"limit_tpd_reached","message":"Request rejected by limiter"}}',
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+];
+
+const entitlement: Shaped[] = [
+  {
+    name: 'anthropic-like rate_limit_error: model not available on your current plan',
+    status: 429,
+    body: '{"type":"error","error":{"type":"rate_limit_error","message":"This model is not available on your current plan."}}',
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'openai-like: organization does not have access to this model tier',
+    status: 429,
+    body: '{"error":{"message":"Your organization does not have access to this model tier.","type":"rate_limit_error","param":null,"code":null}}',
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'proxy: upgrade required under a rate-limit type',
+    status: 429,
+    body: '{"error":{"type":"rate_limit_error","message":"Upgrade required."}}',
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'openrouter-like: model requires a paid plan',
+    status: 429,
+    body: '{"error":{"message":"This model requires a paid plan; free keys cannot call it.","code":429}}',
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'google-compat: feature not included in the selected tier',
+    status: 429,
+    body: '[{"error":{"code":429,"message":"Structured output is not included in the selected tier for this project.","status":"RESOURCE_EXHAUSTED"}}]',
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'code-only entitlement: model_not_in_plan',
+    status: 429,
+    body: '{"error":{"type":"rate_limit_error","code":"model_not_in_plan","message":"Request refused."}}',
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'azure-like: deployment not available for your subscription tier',
+    status: 400,
+    body: '{"error":{"code":"OperationNotSupported","message":"This deployment is not available for your subscription tier."}}',
+    label: 'EXHAUSTED',
+  },
+];
+
+const creditTypedMinute: Shaped[] = [
+  {
+    name: 'type insufficient_credits but the message names a per-minute limit',
+    status: 429,
+    body: '{"error":{"type":"insufficient_credits","message":"Rate limit: 60 requests per minute exceeded. Try again in 20s."}}',
+    label: 'BURST',
+    window: 'minute',
+    retryAfter: 20,
+  },
+  {
+    name: 'code insufficient_quota with RPM in the message (Fireworks-like)',
+    status: 429,
+    body: '{"error":{"object":"error","type":"invalid_request_error","code":"insufficient_quota","message":"RPM limit of 600 reached for account."}}',
+    label: 'BURST',
+    window: 'minute',
+  },
+  {
+    name: 'credit_limit type with only a nested minute header saying which window ran dry',
+    status: 429,
+    body: '{"error":{"message":"Too many requests","type":"credit_limit","metadata":{"headers":{"x-ratelimit-remaining-requests-minute":"0","x-ratelimit-limit-requests-minute":"30","retry-after":"20"}}}}',
+    label: 'BURST',
+    window: 'minute',
+    retryAfter: 20,
+  },
+  {
+    name: 'CreditsExhausted code with a minute header from the real response',
+    status: 429,
+    headers: { 'x-ratelimit-remaining-tokens-minute': '0', 'x-ratelimit-limit-tokens-minute': '60000' },
+    body: '{"error":{"code":"CreditsExhausted","message":"Throttled."}}',
+    label: 'BURST',
+    window: 'minute',
+  },
+];
+
+const nestedGateways: Shaped[] = [
+  {
+    name: 'openrouter-like metadata.headers naming only a day reset',
+    status: 429,
+    body: '{"error":{"message":"Provider returned error","code":429,"metadata":{"headers":{"x-ratelimit-reset-requests-day":"42000","retry-after":"30"},"provider_name":"Acme"}}}',
+    label: 'EXHAUSTED',
+    window: 'day',
+    retryAfter: 30,
+  },
+  {
+    name: 'litellm-like upstream_headers with a day remaining of 0',
+    status: 429,
+    body: '{"error":{"message":"litellm.RateLimitError: upstream throttled","type":"throttling_error","upstream_headers":{"x-ratelimit-remaining-requests-day":"0","x-ratelimit-limit-requests-day":"1000"}}}',
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+  {
+    name: 'gateway 500 wrapping the upstream raw error as a JSON string',
+    status: 500,
+    body: JSON.stringify({
+      error: {
+        message: 'Upstream error',
+        upstream_body: JSON.stringify({ error: { type: 'tokens', code: 'rate_limit_tpd', message: 'Too many tokens' } }),
+      },
+    }),
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+  {
+    name: 'litellm-like message holding the upstream error after a prefix',
+    status: 429,
+    body: JSON.stringify({
+      error: {
+        message: `AnthropicException - ${JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'Your plan does not include access to this model.' } })}`,
+        type: 'None',
+        code: '429',
+      },
+    }),
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'a gateway dump of python-style headers inside the message',
+    status: 429,
+    body: '{"detail":"upstream 429, headers={\'x-ratelimit-remaining-tokens-day\': \'0\', \'retry-after\': \'15\'}"}',
+    label: 'EXHAUSTED',
+    window: 'day',
+    retryAfter: 15,
+  },
+  {
+    name: 'nested headers as a JSON string under upstream_headers, minute window',
+    status: 429,
+    body: JSON.stringify({
+      error: {
+        message: 'Rate limited by upstream',
+        upstream_headers: JSON.stringify({ 'x-ratelimit-remaining-requests-minute': '0', 'retry-after': '4' }),
+      },
+    }),
+    label: 'BURST',
+    window: 'minute',
+    retryAfter: 4,
+  },
+  {
+    name: 'nested retry-after of two days reads as a long window',
+    status: 429,
+    body: '{"error":{"message":"Rate limit exceeded","metadata":{"headers":{"Retry-After":"172800"}}}}',
+    label: 'EXHAUSTED',
+    window: 'day',
+    retryAfter: 172800,
+  },
+  {
+    name: 'nested headers naming two windows name neither (Cerebras-like full set, no remaining)',
+    status: 429,
+    body: '{"error":{"message":"Too many requests","metadata":{"headers":{"x-ratelimit-reset-requests-day":"40000","x-ratelimit-reset-tokens-minute":"12"}}}}',
+    label: 'BURST',
+    window: 'unknown',
+  },
+];
+
+// Disagreements that pin the documented order in decide().
+const disagreements: Shaped[] = [
+  {
+    name: 'a day window in the code outranks a rate-limit type',
+    status: 429,
+    body: '{"error":{"type":"rate_limit_error","code":"RequestsPerDayExceeded","message":"Rate limited"}}',
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+  {
+    name: 'a minute window outranks a quota type',
+    status: 429,
+    body: '{"error":{"type":"quota_exceeded","message":"Tokens per minute (TPM) exceeded."}}',
+    label: 'BURST',
+    window: 'minute',
+  },
+  {
+    name: 'a day window outranks a credit type (window wins, both spent)',
+    status: 429,
+    body: '{"error":{"type":"insufficient_credits","message":"Limit of 100 requests per day reached."}}',
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+  {
+    name: 'a long window beats a short one named in the same answer',
+    status: 429,
+    body: '{"error":{"code":"rate_limit_rpm","message":"Daily request quota exhausted."}}',
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+  {
+    name: 'account state in prose outranks a minute window',
+    status: 429,
+    body: '{"error":{"type":"rate_limit_error","message":"Your credit balance is too low. Limits: 50 requests per minute."}}',
+    label: 'EXHAUSTED',
+    window: 'credits',
+  },
+  {
+    name: 'an entitlement refusal outranks a short window and a short wait',
+    status: 429,
+    body: '{"error":{"type":"rate_limit_error","message":"This model is not available on your current plan. Free plan: 5 requests per minute. Try again in 10s."}}',
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'a refusal that calls itself temporary is capacity, not entitlement',
+    status: 429,
+    body: '{"error":{"type":"rate_limit_error","message":"This model is temporarily not available on the free tier due to high demand."}}',
+    label: 'BURST',
+  },
+  {
+    name: 'a money label with no window stays exhausted',
+    status: 429,
+    body: '{"error":{"type":"insufficient_credits","message":"Request refused."}}',
+    label: 'EXHAUSTED',
+    window: 'credits',
+  },
+  {
+    name: 'a plan-upgrade pitch after a minute limit is not an entitlement refusal',
+    status: 429,
+    body: '{"error":{"message":"Rate limit reached on requests per minute. Upgrade your plan for higher limits.","type":"requests"}}',
+    label: 'BURST',
+    window: 'minute',
+  },
+  {
+    name: 'a bare unit inside a parameter name is not a window',
+    status: 429,
+    body: '{"error":{"message":"Too many requests","param":"min_tokens","type":"rate_limit_error"}}',
+    label: 'BURST',
+    window: 'unknown',
+  },
+];
+
+describe.each<[string, Shaped[]]>([
+  ['a daily limit named inside a compound identifier', compoundDaily],
+  ['an entitlement refusal without quota words', entitlement],
+  ['a per-minute limit under a credit type', creditTypedMinute],
+  ['upstream headers and errors nested in the body', nestedGateways],
+  ['disagreeing signals follow the documented order', disagreements],
+])('%s', (_group, cases) => {
+  test.each(cases.map((v) => [v.name, v] as const))('%s', (_name, v) => {
+    const c = classifyProviderResponse({ status: v.status, headers: v.headers, body: v.body }, NOW);
+    expect({ label: c.label, reason: c.reason }).toMatchObject({ label: v.label });
+    if (v.window !== undefined) expect(c.window).toBe(v.window);
+    if (v.retryAfter === null) expect(c.retryAfterSeconds).toBeNull();
+    else if (v.retryAfter !== undefined) expect(c.retryAfterSeconds).toBeCloseTo(v.retryAfter, 3);
+    expect(c.reason).not.toMatch(/\n/);
+  });
+});
+
+describe('identifier words', () => {
+  test.each([
+    ['tokens_per_day_limit_exceeded', 'tokens per day limit exceeded'],
+    ['RequestsPerDayQuotaExceeded', 'requests per day quota exceeded'],
+    ['RPDLimit', 'rpd limit'],
+    ['quota.requests.per.day', 'quota requests per day'],
+    ['daily-quota', 'daily quota'],
+  ])('%s', (id, words) => {
+    expect(identifierWords(id)).toBe(words);
   });
 });
