@@ -703,3 +703,66 @@ describe('mechanical gate: fails closed', () => {
     expect(review(broken)).toMatchObject({ decision: 'rejected', rule: 'gate-error' });
   });
 });
+
+describe('tables and columns named in plain words', () => {
+  const orders = entity({
+    id: 'marts.orders',
+    database: 'shop',
+    schema: 'marts',
+    name: 'orders',
+    kind: 'view',
+    upstream: ['staging.stg_orders', 'staging.stg_payments'],
+    columns: [
+      { name: 'order_id', type: 'integer', nullable: false, primary_key: true },
+      { name: 'amount_usd', type: 'numeric(12,2)' },
+      { name: 'status', type: 'varchar(20)' },
+    ],
+  });
+  const ctx = createCatalogContext([
+    'marts.orders',
+    'staging.stg_orders',
+    'staging.stg_payments',
+    'staging.order_items',
+    'raw.customers',
+  ]);
+  const review = (text: string) =>
+    mechanicalReview(
+      {
+        id: 'p',
+        entityId: orders.id,
+        agent: 'description-drafter',
+        change: { kind: 'description', target: 'table', text },
+        evidence: [],
+      },
+      orders,
+      ctx,
+    );
+
+  test.each([
+    [
+      'Joins the order items table to add line totals.',
+      /order items table.*staging\.order_items, which is not in this entity's recorded lineage/,
+    ],
+    [
+      'One row per order, built from the customers table.',
+      /raw\.customers, which is not in this entity's recorded lineage/,
+    ],
+    ['Adds the discount rate column from payments.', /names a column discount_rate, which marts\.orders does not have/],
+  ])('rejected: %s', (text, why) => {
+    const v = review(text);
+    expect(v.decision).toBe('rejected');
+    expect(v.reason).toMatch(why);
+  });
+
+  test.each([
+    'One row per order, built from the stg orders view and the stg payments view.',
+    'The amount column is in US dollars as the stg payments view reports it.',
+    'The primary key column is order_id.',
+    'The status column holds the order status.',
+  ])('no invented reference in: %s', (text) => {
+    const v = review(text);
+    expect({ decision: v.decision, reason: v.decision === 'rejected' ? v.reason : '' }).not.toMatchObject({
+      reason: expect.stringMatching(/names (a column|[a-z_.]+, which is not)/) as unknown,
+    });
+  });
+});
