@@ -235,7 +235,9 @@ const ACCOUNT_SPENT = [
 ];
 
 /** A limit of zero: this tier may not call this model at all, so waiting cannot help. */
-const ZERO_LIMIT = [/(?<![a-z])limit(?:\s+of)?\s*[:=]?\s*0(?![.\d])(?!,\d{3})/i];
+// Horizontal space only: the evidence joins the body's strings with newlines, and a label ending in
+// "limit" followed by a header value "0" is not a limit of zero.
+const ZERO_LIMIT = [/(?<![a-z])limit(?:[^\S\n]+of)?[^\S\n]*[:=]?[^\S\n]*0(?![.\d])(?!,\d{3})/i];
 
 /** The request itself does not fit: neither waiting nor another key of the same size helps. */
 const TOO_LARGE = [
@@ -284,7 +286,10 @@ const SHORT_WINDOWS: Array<[RegExp, ThrottleWindow]> = [
 // "daily quota", "requests day reset"): an identifier's words carry no "per".
 const LIMIT_WORD = String.raw`(?:limit|limits|ratelimit|quota|quotas|rate|requests?|tokens?|reset|remaining|exceeded|throttled?|cap|allowance|usage)`;
 const IDENT_UNIT = (unit: string): RegExp =>
-  new RegExp(String.raw`(?:^|\s)(?:${unit})(?:\s\S+){0,3}\s${LIMIT_WORD}(?:\s|$)|(?:^|\s)${LIMIT_WORD}(?:\s\S+){0,3}\s(?:${unit})(?:\s|$)`, 'm');
+  new RegExp(
+    String.raw`(?:^|\s)(?:${unit})(?:\s\S+){0,3}\s${LIMIT_WORD}(?:\s|$)|(?:^|\s)${LIMIT_WORD}(?:\s\S+){0,3}\s(?:${unit})(?:\s|$)`,
+    'm',
+  );
 const IDENT_WINDOWS: Array<[RegExp, ThrottleWindow]> = [
   [/(?:^|\s)[irt]p(?:mo|mth)(?:\s|$)/m, 'month'],
   [IDENT_UNIT('month|months|monthly|mo|1mo'), 'month'],
@@ -294,9 +299,9 @@ const IDENT_WINDOWS: Array<[RegExp, ThrottleWindow]> = [
   [/(?:^|\s)[irt]ph(?:\s|$)/m, 'hour'],
   [IDENT_UNIT('hour|hours|hourly|1h'), 'hour'],
   [/(?:^|\s)[irt]pm(?:\s|$)/m, 'minute'],
-  [IDENT_UNIT('minute|minutes|min|1m'), 'minute'],
+  [IDENT_UNIT('minute|minutes'), 'minute'],
   [/(?:^|\s)[irt]ps(?:\s|$)/m, 'second'],
-  [IDENT_UNIT('second|seconds|sec|1s'), 'second'],
+  [IDENT_UNIT('second|seconds'), 'second'],
 ];
 
 const PER_N =
@@ -410,7 +415,10 @@ const SOFT_BILLING = [/(?<![a-z])(?:billing|payment|subscription|paid plan|plan 
 // Figures
 
 const NUM = String.raw`(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?`;
-const LIMIT_FIG = new RegExp(String.raw`(?<![a-z])limit(?:ed to)?(?:\s+of)?\s*[:=(]?\s*${NUM}(?![\w/])`, 'i');
+const LIMIT_FIG = new RegExp(
+  String.raw`(?<![a-z])limit(?:ed to)?(?:[^\S\n]+of)?[^\S\n]*[:=(]?[^\S\n]*${NUM}(?![\w/])`,
+  'i',
+);
 const USED_FIG = new RegExp(String.raw`(?<![a-z])used\s*[:=]?\s*${NUM}`, 'i');
 const REQUESTED_FIG = new RegExp(String.raw`(?<![a-z])requested(?:\s+up\s+to)?\s*[:=]?\s*${NUM}`, 'i');
 
@@ -564,8 +572,7 @@ function decide(ev: Evidence): Decision {
 
   // Only 429 (and 402, handled after) is a throttle by status; elsewhere the body must talk quota.
   // A money label with a short window (reached here) is a throttle whose type is mislabelled.
-  const quotaTalk =
-    status === 429 || status === 402 || spentLabel !== null || firstMatch(text, QUOTA_TALK) !== null;
+  const quotaTalk = status === 429 || status === 402 || spentLabel !== null || firstMatch(text, QUOTA_TALK) !== null;
 
   if (quotaTalk && long)
     return { label: 'EXHAUSTED', window: long.window, why: `quota window is long ("${long.evidence}")` };

@@ -743,7 +743,9 @@ const nestedGateways: Shaped[] = [
     body: JSON.stringify({
       error: {
         message: 'Upstream error',
-        upstream_body: JSON.stringify({ error: { type: 'tokens', code: 'rate_limit_tpd', message: 'Too many tokens' } }),
+        upstream_body: JSON.stringify({
+          error: { type: 'tokens', code: 'rate_limit_tpd', message: 'Too many tokens' },
+        }),
       },
     }),
     label: 'EXHAUSTED',
@@ -764,7 +766,7 @@ const nestedGateways: Shaped[] = [
   {
     name: 'a gateway dump of python-style headers inside the message',
     status: 429,
-    body: '{"detail":"upstream 429, headers={\'x-ratelimit-remaining-tokens-day\': \'0\', \'retry-after\': \'15\'}"}',
+    body: "{\"detail\":\"upstream 429, headers={'x-ratelimit-remaining-tokens-day': '0', 'retry-after': '15'}\"}",
     label: 'EXHAUSTED',
     window: 'day',
     retryAfter: 15,
