@@ -435,8 +435,7 @@ describe('registerEvalCommand', () => {
 describe('case files in the formats people already have', () => {
   const SCHEMAS = join(ROOT, '..', 'shared', 'testdata', 'public-schemas');
   const tables = (name: string) =>
-    (JSON.parse(require('node:fs').readFileSync(join(SCHEMAS, `${name}.json`), 'utf8')) as { tables: unknown[] })
-      .tables;
+    (JSON.parse(readFileSync(join(SCHEMAS, `${name}.json`), 'utf8')) as { tables: unknown[] }).tables;
 
   test.each(['northwind', 'chinook', 'employees'])('every table of %s is accepted as an entity unchanged', (name) => {
     const ts = tables(name);
