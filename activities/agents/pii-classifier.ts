@@ -88,6 +88,7 @@ const ABBREVIATIONS: ReadonlyMap<string, readonly string[]> = new Map(
     ccnum: ['card', 'number'],
     people: ['person'],
     persons: ['person'],
+    hostname: ['host', 'name'],
   }),
 );
 
@@ -234,10 +235,52 @@ const LEDGER_NOUNS = words(`
   ledger gl journal chart coa posting budget fiscal cost center
 `);
 
+/** Machines, installations and their networks: an address or IP they qualify is a machine's, not a person's. */
 const INFRA_NOUNS = words(`
-  server host node machine instance cluster router gateway subnet network vm container pod endpoint datacenter
-  firewall switch
+  server host hostname node machine instance installation install cluster router gateway subnet network vm container
+  pod endpoint datacenter firewall switch database db replica shard proxy daemon deployment runner
 `);
+
+/**
+ * Statistics about people are not personal data: a count, total, average or share of users says nothing about
+ * one of them. STAT_PREFIXES open such a name (count_registered_users, avg_user_age, pct_users_with_email),
+ * STAT_SUFFIXES close it (users_count, signup_rate). "number" and "n" count only before "of" or a plural
+ * (number_of_leads, num_customers, n_signups), so phone_number and TPC-H's n_name keep their meaning.
+ */
+const STAT_PREFIXES = words(`
+  count counts cnt total totals sum avg average mean median pct percent percentage ratio proportion fraction share
+  distinct nb dau wau mau
+`);
+const STAT_SUFFIXES = words(`
+  count counts cnt total totals sum avg average mean median pct percent percentage ratio rate proportion fraction
+  share dau wau mau
+`);
+/** "<period> active": daily_active_users, weekly_active_members, l28_active_accounts. */
+const STAT_PERIODS = words('daily weekly monthly yearly quarterly annual hourly');
+
+/**
+ * A yes/no flag about an attribute (is_valid_email, has_phone, email_verified, has_opted_out_of_fax) does not
+ * carry the attribute: ARGUS tags the column that holds the e-mail, not the one that says whether it exists.
+ */
+const FLAG_PREFIXES = words('is has have had was were can could should did does do will allow allows needs');
+/** Verb-like words that make a flag wherever they stand (email_is_verified). */
+const FLAG_INNER = words('is has was');
+const FLAG_SUFFIXES = words(`
+  flag flags flg ind indicator verified unverified validated valid invalid confirmed exists present missing
+  available enabled disabled bounced unsubscribed subscribed optout optin opted consented
+`);
+const FLAG_PAIRS = new Set(['opted out', 'opted in', 'opt out', 'opt in']);
+
+/**
+ * Business functions: an e-mail, phone or address qualified by one (billing_email, billing_contact_email,
+ * support_phone) on an organisation's or a company account's row is the business's mailbox, not a person's.
+ */
+const FUNCTION_WORDS = words(`
+  billing invoice invoicing payable receivable support helpdesk finance accounting sales admin technical tech abuse
+  info noreply notification notifications ops operations security legal compliance procurement purchasing
+`);
+/** Table heads that, without a person on the row, are usually a company's account (CRM, SaaS tenants). */
+const ACCOUNT_NOUNS = words('account tenant workspace');
 
 /** Table names that are themselves an HR compensation record. */
 const PAY_TABLE_NOUNS = words(`
@@ -506,6 +549,8 @@ interface TableContext {
   payTable: boolean;
   /** The table name speaks of bank details or payouts. */
   bankContext: boolean;
+  /** The table is an organisation, or a company account (accounts, tenants) with no person on the row. */
+  businessRow: boolean;
 }
 
 function nounKind(word: string): TableKind | undefined {
@@ -624,7 +669,17 @@ function computeTableContext(entity: CatalogEntity): TableContext {
     });
 
   const bankContext = tokens.some((t) => BANK_CONTEXT.has(singular(t)));
-  return { kind, reason, mentionsPerson: mentionsPerson || kind === 'person', payContext, payTable, bankContext };
+  const businessRow =
+    kind === 'organisation' || (kind === 'neutral' && tokens.some((t) => ACCOUNT_NOUNS.has(singular(t))));
+  return {
+    kind,
+    reason,
+    mentionsPerson: mentionsPerson || kind === 'person',
+    payContext,
+    payTable,
+    bankContext,
+    businessRow,
+  };
 }
 
 function describeKind(kind: TableKind): string {
@@ -649,7 +704,7 @@ function describeKind(kind: TableKind): string {
 // ---------------------------------------------------------------------------------------------------
 // Decision
 
-type Owner = 'person' | 'organisation' | 'thing' | 'geo' | undefined;
+type Owner = 'person' | 'organisation' | 'thing' | 'geo' | 'machine' | undefined;
 
 /** The nearest qualifying noun to the left of the value word decides whose value it is. */
 function ownerOf(modifiers: readonly string[]): { owner: Owner; word?: string } {
@@ -660,8 +715,42 @@ function ownerOf(modifiers: readonly string[]): { owner: Owner; word?: string } 
     const k = nounKind(m);
     if (k === 'geo') return { owner: 'geo', word: m };
     if (k === 'thing') return { owner: 'thing', word: m };
+    if (k === 'infra') return { owner: 'machine', word: m };
   }
   return { owner: undefined };
+}
+
+function isPlural(word: string): boolean {
+  return singular(word) !== word;
+}
+
+/** The word that makes a name a statistic about people (count, avg, "number of", "weekly active"), if any. */
+export function statisticMarker(tokens: readonly string[]): string | undefined {
+  const first = tokens[0];
+  const last = tokens[tokens.length - 1];
+  if (tokens.length < 2 || first === undefined || last === undefined) return undefined;
+  if (STAT_PREFIXES.has(first)) return first;
+  if (STAT_SUFFIXES.has(last)) return last;
+  const next = tokens[1] as string;
+  if ((first === 'number' || first === 'n') && (next === 'of' || isPlural(next))) return `${first} ${next}`;
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    if (STAT_PERIODS.has(tokens[i] as string) && tokens[i + 1] === 'active') return `${tokens[i]} active`;
+  }
+  return undefined;
+}
+
+/** The word that makes a name a yes/no flag (is_, has_, _verified, _opted_out), if any. */
+export function flagMarker(tokens: readonly string[]): string | undefined {
+  const first = tokens[0];
+  const last = tokens[tokens.length - 1];
+  if (tokens.length < 2 || first === undefined || last === undefined) return undefined;
+  if (FLAG_PREFIXES.has(first)) return first;
+  const inner = tokens.find((t) => FLAG_INNER.has(t));
+  if (inner) return inner;
+  if (FLAG_SUFFIXES.has(last)) return last;
+  const pair = tokens.slice(-2).join(' ');
+  if (FLAG_PAIRS.has(pair)) return pair;
+  return undefined;
 }
 
 interface Verdict {
@@ -733,6 +822,15 @@ function decide(column: CatalogColumn, entity: CatalogEntity): Verdict {
       `${column.primary_key ? 'primary' : 'foreign'} key of type ${column.type}: surrogate identifier`,
     );
   }
+  // An individual's pay stays pay whatever its figure is called (commission_rate, total_compensation).
+  const stat = shape.concept === 'compensation' || table.payTable ? undefined : statisticMarker(nameWords);
+  if (stat) {
+    return notPii('none', 0.8, `${tokensText}: "${stat}" makes it a statistic about people, not a person's data`);
+  }
+  const flag = shape.concept === 'gender' ? undefined : flagMarker(nameWords);
+  if (flag) {
+    return notPii('none', 0.8, `${tokensText}: "${flag}" makes it a yes/no flag about a value, not the value`);
+  }
   if (ID_SUFFIXES.has(last)) {
     const before = shape.items[shape.items.length - 2]?.concept;
     if (before && ID_VALUE_CONCEPTS.has(before) && !keyed && TEXTUAL.has(family)) {
@@ -747,6 +845,12 @@ function decide(column: CatalogColumn, entity: CatalogEntity): Verdict {
     if (column.foreign_key !== undefined) return notPii('identifier', 0.85, `foreign key with ${tokensText}`);
     // A column named after a person's role (manager, salesperson, contact_person) holds that person.
     if (isPersonWord(last) && !isOrgWord(last)) {
+      // A plural (active_users, new_customers) names a group: without a text type it is a count of them.
+      if (isPlural(last) && family !== 'text' && family !== 'enum')
+        return notPii('none', 0.7, `${tokensText} name a group of people and type ${column.type}: a count of them`);
+      // db_user, host_login: an account of a machine, not a person.
+      const machine = nameWords.slice(0, -1).find((w) => nounKind(w) === 'infra');
+      if (machine) return notPii('none', 0.65, `${tokensText}: qualifier "${machine}" names a machine, not a person`);
       if (TEXTUAL.has(family))
         return pii(
           'person_name',
@@ -798,7 +902,7 @@ function conceptVerdict(
   }
   const { owner, word: ownerWord } = ownerOf(shape.modifiers);
   const ownerText = ownerWord
-    ? `qualifier "${ownerWord}" names ${owner === 'person' ? 'a person' : owner === 'organisation' ? 'an organisation' : 'a place or thing'}`
+    ? `qualifier "${ownerWord}" names ${owner === 'person' ? 'a person' : owner === 'organisation' ? 'an organisation' : owner === 'machine' ? 'a machine' : 'a place or thing'}`
     : table.reason;
   // Whose contact detail is this: a person's (PII) or an organisation's (business contact)?
   const contactOwner = (): 'person' | 'organisation' | 'coarse' =>
@@ -861,6 +965,7 @@ function conceptVerdict(
         `${tokensText}: a secret that authenticates an account`,
       );
     case 'ip':
+      if (owner === 'machine') return notPii('none', 0.7, `${tokensText}; ${ownerText}: a machine's address`);
       if (table.kind === 'infra' && owner !== 'person')
         return notPii('none', 0.6, `${tokensText}; ${table.reason}: a machine's address`);
       return pii('ip_address', 0.85, `${tokensText}: an IP address, which identifies a person's device`);
@@ -868,8 +973,19 @@ function conceptVerdict(
     case 'phone':
     case 'address':
     case 'postal':
-    case 'location':
+    case 'location': {
+      if (owner === 'machine' && concept !== 'email' && concept !== 'phone')
+        return notPii('none', 0.7, `${tokensText}; ${ownerText}: a machine's address, not a person's`);
+      // billing_email, billing_contact_email on a company's row: a business function's mailbox.
+      const role = shape.modifiers.find((m) => FUNCTION_WORDS.has(m));
+      if (role && table.businessRow && concept !== 'location')
+        return notPii(
+          'business_contact',
+          0.7,
+          `${tokensText}; qualifier "${role}" names a business function and ${table.reason}: a business contact`,
+        );
       return contactVerdict(concept, contactOwner(), tokensText, ownerText, table, column, family);
+    }
     case 'extension':
       if (table.kind === 'person' && owner !== 'organisation')
         return pii('phone', 0.55, `${tokensText}; ${table.reason}: a person's phone extension`);

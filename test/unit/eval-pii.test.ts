@@ -267,3 +267,13 @@ describe('eval:pii command', () => {
     expect(missing.stderr).toMatch(/eval:pii: folder not found/);
   }, 60_000);
 });
+
+describe('hold-out for counts, flags, machine addresses and business contacts', () => {
+  // In a folder of its own: the tests above treat HOLDOUT as riverside-clinic.json alone.
+  test('lanternfish/: precision and recall at least 0.95, types mostly unknown', () => {
+    const result = evaluatePiiFolder(join(HOLDOUT, 'lanternfish'));
+    expect(result.scored).toBeGreaterThanOrEqual(40);
+    expect(result.precision).toBeGreaterThanOrEqual(0.95);
+    expect(result.recall).toBeGreaterThanOrEqual(0.95);
+  });
+});

@@ -227,6 +227,68 @@ const cases: Record<string, Case[]> = {
       'phone',
     ],
   ],
+  // Rows below use names no rule lists: each rule is a token pattern, and each has a control that stays PII.
+  'statistics about people are not personal data': [
+    ['lead_funnel', 'total_prospects', 'varchar(20)', [], false, 'none'],
+    ['member_kpis', 'pct_members_with_phone', 'unknown', [], false, 'none'],
+    ['admissions', 'number_of_applicants', 'varchar(10)', [], false, 'none'],
+    ['volunteer_rollup', 'num_volunteers', 'text', [], false, 'none'],
+    ['fundraising', 'n_donors', 'text', [], false, 'none'],
+    ['fleet_kpis', 'weekly_active_drivers', 'varchar(10)', [], false, 'none'],
+    ['cohorts', 'mean_patient_email_opens', 'unknown', [], false, 'none'],
+    ['clinic_stats', 'avg_patient_age', 'unknown', [], false, 'none'],
+    // Controls: an individual's pay keeps its figure words; "number"/"n" need "of" or a plural after them.
+    ['staff', 'total_compensation', 'numeric(10,2)', [], true, 'compensation'],
+    ['salaries', 'amount_total', 'numeric(10,2)', [], true, 'compensation'],
+    ['members', 'phone_number', 'unknown', [], true, 'phone'],
+    ['nations', 'n_name', 'char(25)', [], false, 'geo_coarse'],
+    ['members', 'number_email', 'unknown', [], true, 'email'],
+  ],
+  'a plural person noun without a text type is a count': [
+    ['growth_daily', 'new_customers', 'unknown', [], false, 'none'],
+    ['growth_daily', 'returning_guests', 'int', [], false, 'none'],
+    ['events', 'attendees', 'text', [], true, 'person_name'],
+    ['tickets', 'assignee', 'unknown', [], true, 'person_name'],
+  ],
+  'a yes/no flag about a value is not the value': [
+    ['subscribers', 'is_reachable_by_phone', 'unknown', [], false, 'none'],
+    ['patients', 'has_home_address', 'unknown', [], false, 'none'],
+    ['members', 'is_primary_email', 'boolean', [], false, 'none'],
+    ['donors', 'can_email', 'unknown', [], false, 'none'],
+    ['clients', 'contact_method_is_email', 'unknown', [], false, 'none'],
+    ['respondents', 'gender_flag', 'char(1)', [], true, 'gender'],
+    ['members', 'email', 'unknown', [], true, 'email'],
+  ],
+  "a machine's address is not a person's": [
+    ['telemetry_events', 'gateway_ip', 'unknown', [], false, 'none'],
+    ['deploy_log', 'container_ip_address', 'varchar(45)', [], false, 'none'],
+    ['license_checks', 'installation_address', 'unknown', [], false, 'none'],
+    ['job_runs', 'runner_user', 'varchar(40)', [], false, 'none'],
+    ['license_checks', 'installation_uuid', 'unknown', [], false, 'identifier'],
+    ['api_requests', 'client_ip', 'inet', [], true, 'ip_address'],
+    ['page_views', 'visitor_ip_address', 'unknown', [], true, 'ip_address'],
+    ['page_views', 'ip', 'unknown', [], true, 'ip_address'],
+  ],
+  "a business function's contact on a company's row is a business contact": [
+    ['tenants', 'invoicing_email', 'unknown', [], false, 'business_contact'],
+    ['workspaces', 'support_contact_phone', 'varchar(30)', [], false, 'business_contact'],
+    ['accounts', 'finance_contact_email', 'unknown', [], false, 'business_contact'],
+    ['suppliers', 'billing_contact_email', 'unknown', [], false, 'business_contact'],
+    ['orders', 'billing_email', 'varchar(120)', [], true, 'email'],
+    ['user_accounts', 'billing_email', 'text', [], true, 'email'],
+    ['tenants', 'billing_contact_name', 'varchar(80)', [], true, 'person_name'],
+    ['accounts', 'owner_email', 'unknown', [], true, 'email'],
+    ['tenants', 'contact_email', 'unknown', [], true, 'email'],
+  ],
+  'types may be unknown: names still decide': [
+    ['patients', 'date_of_birth', 'unknown', [], true, 'birth_date'],
+    ['applicants', 'ssn', 'unknown', [], true, 'national_id'],
+    ['members', 'password_hash', 'unknown', [], true, 'credential'],
+    ['clients', 'last_name', 'unknown', [], true, 'person_name'],
+    ['vendors', 'phone', 'unknown', [], false, 'business_contact'],
+    ['clients', 'client_id', 'unknown', [], false, 'identifier'],
+    ['riders', 'home_postcode', 'unknown', [], true, 'postal_code'],
+  ],
 };
 
 describe.each(Object.entries(cases))('classifyColumn: %s', (_rule, rows) => {
@@ -287,6 +349,25 @@ describe('classifyColumn explanations and confidence', () => {
       expect(classify('members', name, 'text')).toMatchObject({ pii: false, category: 'none' });
     },
   );
+
+  // Most of these names hold no value word a rule would have to overrule; the explanation shows which rule decided.
+  test.each<[string, string, string]>([
+    ['kpis', 'patient_count', 'count'],
+    ['kpis', 'signup_rate', 'rate'],
+    ['kpis', 'number_of_visits', 'number of'],
+    ['kpis', 'monthly_active_accounts', 'monthly active'],
+    ['kpis', 'users_mau', 'mau'],
+    ['clients', 'postcode_validated', 'validated'],
+    ['clients', 'sms_opted_out', 'opted out'],
+    ['clients', 'fax_opt_in', 'opt in'],
+    ['clients', 'email_verified', 'verified'],
+    ['clients', 'phone_flag', 'flag'],
+    ['clients', 'has_fax', 'has'],
+  ])('%s.%s is decided by the marker "%s"', (table, column, marker) => {
+    const result = classify(table, column, 'unknown');
+    expect(result.pii).toBe(false);
+    if (marker) expect(result.explanation).toContain(`"${marker}" makes it`);
+  });
 
   test('the same column flips with its table, not with a list of names', () => {
     expect(classify('tutors', 'name', 'varchar(60)').pii).toBe(true);
