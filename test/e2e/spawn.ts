@@ -55,3 +55,8 @@ export function cliEnv(taskQueue: string, extra: NodeJS.ProcessEnv = {}): NodeJS
     ...extra,
   };
 }
+
+/** `temporal workflow start` of a sweep on `taskQueue`, as a user types it, plus the input flags. */
+export function sweepStartArgs(taskQueue: string, id: string, ...input: string[]): string[] {
+  return ['workflow', 'start', '--type', 'sweepWorkflow', '--task-queue', taskQueue, '--workflow-id', id, ...input];
+}

@@ -6,7 +6,7 @@ import { uniqueId } from '../support/temporal-env';
 import { useArgusWorker, copyCatalog, readCatalog, DEMO_CATALOG } from '../support/argus-worker';
 import { FailureType } from '../../domain/ids';
 import type { SweepReport } from '../../domain/report';
-import { temporal } from './spawn';
+import { sweepStartArgs, temporal } from './spawn';
 
 const w = useArgusWorker('tq-temporal-cli');
 
@@ -42,19 +42,7 @@ function catalogCopy(name: string): string {
 }
 
 /** `temporal workflow start` of a sweep on the test worker's queue, as a user types it, plus the input flags. */
-function startSweepArgs(id: string, ...input: string[]): string[] {
-  return [
-    'workflow',
-    'start',
-    '--type',
-    'sweepWorkflow',
-    '--task-queue',
-    w.tw.taskQueue,
-    '--workflow-id',
-    id,
-    ...input,
-  ];
-}
+const startSweepArgs = (id: string, ...input: string[]) => sweepStartArgs(w.tw.taskQueue, id, ...input);
 
 test('workflow start --input, then workflow result and describe: completed with the JSON report', async () => {
   const file = catalogCopy('inline-input');

@@ -10,7 +10,7 @@ import { undoSweep } from '../../activities/undo';
 import { createCatalogs } from '../../catalog';
 import { PostgresCatalogAdapter } from '../../catalog/postgres/adapter';
 import { rootCause } from '../../client/failures';
-import { temporal } from '../e2e/spawn';
+import { sweepStartArgs, temporal } from '../e2e/spawn';
 import type { SweepReport } from '../../domain/report';
 import type { SweepInput } from '../../domain/sweep';
 
@@ -319,20 +319,9 @@ test('a relation dropped during the sweep is a conflict for its repairs; the res
 test('the temporal CLI starts a PostgreSQL sweep with nothing but the JSON input the docs give', async () => {
   const id = `sweep/pg/temporal-cli-${Date.now()}`;
   const input = JSON.stringify({ catalog: { kind: 'postgres', schemas: ['public'] }, dryRun: true });
-  const start = await temporal([
-    'workflow',
-    'start',
-    '--type',
-    'sweepWorkflow',
-    '--task-queue',
-    w.tw.taskQueue,
-    '--workflow-id',
-    id,
-    '--static-summary',
-    'ARGUS dry run of pagila',
-    '--input',
-    input,
-  ]);
+  const start = await temporal(
+    sweepStartArgs(w.tw.taskQueue, id, '--static-summary', 'ARGUS dry run of pagila', '--input', input),
+  );
   expect({ code: start.code, err: start.code === 0 ? '' : start.stderr }).toEqual({ code: 0, err: '' });
   const result = await temporal(['workflow', 'result', '--workflow-id', id, '--output', 'json']);
   expect(result.code).toBe(0);
