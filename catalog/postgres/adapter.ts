@@ -233,6 +233,26 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
     }
   }
 
+  /**
+   * One batch as one transaction: ARGUS's tables ready, the relations it touches read first (the reader runs a
+   * snapshot transaction of its own), then `fn` between BEGIN and COMMIT; any throw rolls all of it back.
+   */
+  private async inTransaction<T>(ids: string[], fn: (c: PoolClient) => Promise<T>): Promise<T> {
+    await this.ensureTables();
+    return this.withClient(async (c) => {
+      await this.relationsFor(c, ids);
+      await c.query('BEGIN');
+      try {
+        const result = await fn(c);
+        await c.query('COMMIT');
+        return result;
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
   /** The relations a batch touches, read before its transaction (the reader runs a snapshot transaction of its own). */
   private async relationsFor(c: PoolClient, ids: string[]): Promise<void> {
     const missing = [...new Set(ids)].filter((id) => !this.relations.has(id));
@@ -329,15 +349,10 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
       beforeCommit?: (outcomes: RepairOutcome[]) => Promise<void>;
     },
   ): Promise<RepairOutcome[]> {
-    await this.ensureTables();
-    return this.withClient(async (c) => {
-      const outcomes: RepairOutcome[] = [];
-      await this.relationsFor(
-        c,
-        batch.map((r) => r.entityId),
-      );
-      await c.query('BEGIN');
-      try {
+    return this.inTransaction(
+      batch.map((r) => r.entityId),
+      async (c) => {
+        const outcomes: RepairOutcome[] = [];
         for (const r of batch) {
           const rel = this.relations.get(r.entityId);
           if (!rel) {
@@ -363,14 +378,11 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
             });
           }
         }
+        // The write-ahead point: inside the transaction, before COMMIT.
         await opts.beforeCommit?.(outcomes);
-        await c.query('COMMIT');
-      } catch (err) {
-        await c.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
-      return outcomes;
-    });
+        return outcomes;
+      },
+    );
   }
 
   private async applyOne(
@@ -440,15 +452,10 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
   }
 
   async revertRepairs(batch: RevertRequest[]): Promise<RevertOutcome[]> {
-    await this.ensureTables();
-    return this.withClient(async (c) => {
-      const out: RevertOutcome[] = [];
-      await this.relationsFor(
-        c,
-        batch.map((w) => w.entityId),
-      );
-      await c.query('BEGIN');
-      try {
+    return this.inTransaction(
+      batch.map((w) => w.entityId),
+      async (c) => {
+        const out: RevertOutcome[] = [];
         for (const w of batch) {
           const rel = this.relations.get(w.entityId);
           if (!rel) {
@@ -488,13 +495,9 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
             out.push({ proposalId: w.proposalId, status: 'reverted', note: 'tag removed' });
           } else out.push({ proposalId: w.proposalId, status: 'conflict', note: 'nothing was written for lineage' });
         }
-        await c.query('COMMIT');
-      } catch (err) {
-        await c.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
-      return out;
-    });
+        return out;
+      },
+    );
   }
 
   async close(): Promise<void> {
