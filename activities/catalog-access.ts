@@ -18,6 +18,25 @@ export function catalogFailure(e: unknown): never {
   throw e;
 }
 
+/**
+ * Every activity turns a catalog problem (a file missing, a directory, unreadable, not a catalog; a database out of
+ * reach) into the non-retryable InvalidCatalog failure naming it, wherever in the sweep it shows up: retrying
+ * cannot fix it, and the person should see the cause, once.
+ */
+export function catalogErrorsAsFailures<T extends Record<string, (input: never) => Promise<unknown>>>(acts: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(acts)) {
+    out[name] = async (input: never) => {
+      try {
+        return await fn(input);
+      } catch (e) {
+        return catalogFailure(e);
+      }
+    };
+  }
+  return out as T;
+}
+
 const contexts = new WeakMap<string[], CatalogContext>();
 
 /** A lookup of every entity id in the catalog, cached while the set of ids is unchanged. */

@@ -82,9 +82,9 @@ async function withProviderErrors<T>(
   retired: string[],
   fn: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
+  // Every activity heartbeats while it runs (activities/heartbeat.ts), queueing and pacing waits included; the
+  // context's signal lets a cancellation reach the request.
   const ctx = Context.current();
-  // Heartbeats keep long calls (and queueing or pacing waits) visible and let cancellation reach the request.
-  const beat = setInterval(() => ctx.heartbeat(), 5000);
   const release = await slotFor(sweepId, endpoint).acquire();
   try {
     // Checked again after the wait: the call ahead of this one may have found the quota spent.
@@ -104,7 +104,6 @@ async function withProviderErrors<T>(
     throw toApplicationFailure(err);
   } finally {
     release();
-    clearInterval(beat);
   }
 }
 

@@ -10,7 +10,7 @@ import { proposalId } from '../domain/digest';
 import type { CatalogAdapterFactory, RepairRequest } from '../catalog/adapter';
 import { AuditLog, type AuditEntry } from './audit-log';
 import { SweepLedger, type CatalogStats, type PageWrites, type WriteRecord } from './ledger';
-import { auditFileFor, catalogFailure, catalogContext } from './catalog-access';
+import { auditFileFor, catalogContext } from './catalog-access';
 import { faultPoint } from './fault-points';
 import { draftDescriptions } from './agents/description-drafter';
 import { proposePiiTags, looksLikePii } from './agents/pii-classifier';
@@ -96,7 +96,7 @@ export function createSweepActivities(deps: ActivityDeps) {
     return { meta, catalog: await deps.catalogs(meta.catalogRef) };
   }
 
-  return catalogErrorsAsFailures({
+  return {
     /** Resolve and open the catalog and start the sweep's ledger. Raises InvalidCatalog (non-retryable). */
     async openCatalog(input: {
       sweepId: string;
@@ -104,23 +104,19 @@ export function createSweepActivities(deps: ActivityDeps) {
       catalog: CatalogRef;
     }): Promise<{ catalogName: string; entityCount: number }> {
       const ledger = ledgerFor(input.ledgerKey);
-      try {
-        const catalog = await deps.catalogs(input.catalog);
-        const snap = await catalog.snapshot();
-        await ledger.writeMeta({
-          sweepId: input.sweepId,
-          ledgerKey: input.ledgerKey,
-          catalogRef: input.catalog,
-          catalogKey: catalog.identity.key,
-          catalogLabel: catalog.identity.label,
-          catalogName: snap.name,
-          auditFile: auditFileFor(deps.stateDir, catalog.identity, snap.name),
-          startedAt: new Date().toISOString(),
-        });
-        return { catalogName: snap.name, entityCount: snap.ids.length };
-      } catch (e) {
-        return catalogFailure(e);
-      }
+      const catalog = await deps.catalogs(input.catalog);
+      const snap = await catalog.snapshot();
+      await ledger.writeMeta({
+        sweepId: input.sweepId,
+        ledgerKey: input.ledgerKey,
+        catalogRef: input.catalog,
+        catalogKey: catalog.identity.key,
+        catalogLabel: catalog.identity.label,
+        catalogName: snap.name,
+        auditFile: auditFileFor(deps.stateDir, catalog.identity, snap.name),
+        startedAt: new Date().toISOString(),
+      });
+      return { catalogName: snap.name, entityCount: snap.ids.length };
     },
 
     /** Read one page of entity ids; records that fail validation come back as per-entity failures. */
@@ -131,7 +127,7 @@ export function createSweepActivities(deps: ActivityDeps) {
     }): Promise<{ ids: string[]; failures: EntityFailure[] }> {
       const ledger = ledgerFor(input.ledgerKey);
       const { catalog } = await catalogOf(ledger);
-      const snap = await catalog.snapshot().catch(catalogFailure);
+      const snap = await catalog.snapshot();
       const slice = snap.ids.slice(input.pageIndex * input.pageSize, (input.pageIndex + 1) * input.pageSize);
       const { entities, invalid } = await catalog.getEntities(slice);
       const failures: EntityFailure[] = invalid.map((i) => ({
@@ -547,29 +543,10 @@ export function createSweepActivities(deps: ActivityDeps) {
       await spool.finish(report);
       return report;
     },
-  });
+  };
 }
 
 export type SweepActivities = ReturnType<typeof createSweepActivities>;
-
-/**
- * Every activity turns a catalog file problem (missing, a directory, unreadable, not a catalog) into the
- * non-retryable InvalidCatalog failure naming the path, wherever in the sweep it shows up: retrying cannot fix
- * it, and the person should see the path, once.
- */
-function catalogErrorsAsFailures<T extends Record<string, (input: never) => Promise<unknown>>>(acts: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [name, fn] of Object.entries(acts)) {
-    out[name] = async (input: never) => {
-      try {
-        return await fn(input);
-      } catch (e) {
-        return catalogFailure(e);
-      }
-    };
-  }
-  return out as T;
-}
 
 /**
  * The report file, written page by page: up to 5,000 proposals are held in memory and the report comes out
