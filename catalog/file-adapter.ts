@@ -1,11 +1,9 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { CatalogRef } from '../domain/sweep';
-import { stableJson } from '../domain/digest';
 import {
   CatalogError,
   type CatalogAdapter,
-  type CatalogAdapterFactory,
   type CatalogIdentity,
   type RepairOutcome,
   type RevertOutcome,
@@ -80,41 +78,32 @@ export class FileCatalogAdapter implements CatalogAdapter {
 }
 
 /**
- * Catalogs by sweep input: `{"kind":"demo"}` is a copy of the bundled demo in the state folder (made once,
+ * A file catalog by sweep input: `{"kind":"demo"}` is a copy of the bundled demo in the state folder (made once,
  * then repaired there); `{"kind":"file"}` is the file at its absolute path, except the bundled demo itself.
- * Adapters are kept per catalog, so the parsed file is shared by the activities of a worker.
  */
-export function fileCatalogs(deps: { stateDir: string; bundledDemo: string }): CatalogAdapterFactory {
-  const open = new Map<string, CatalogAdapter>();
-  const real = (p: string) => fs.realpath(p).catch(() => path.resolve(p));
-  return async (ref: CatalogRef) => {
-    if (ref.kind !== 'demo' && ref.kind !== 'file') throw new CatalogError('this catalog factory opens files only');
-    const key = stableJson(ref);
-    const hit = open.get(key);
-    if (hit) return hit;
-    let adapter: CatalogAdapter;
-    if (ref.kind === 'demo') {
-      const target = path.join(deps.stateDir, 'catalogs', 'demo.json');
-      try {
-        await fs.access(target);
-      } catch {
-        await fs.mkdir(path.dirname(target), { recursive: true });
-        const tmp = `${target}.${process.pid}.tmp`;
-        await fs.copyFile(deps.bundledDemo, tmp);
-        await fs.rename(tmp, target);
-      }
-      adapter = new FileCatalogAdapter(target, 'demo');
-    } else {
-      const file = path.resolve(ref.path);
-      // The bundled demo is part of the checkout: repairing it would change a tracked file (and the next demo).
-      if ((await real(file)) === (await real(deps.bundledDemo)))
-        throw new CatalogError(
-          `${file} is ARGUS's bundled demo catalog, which is never a sweep target: sweep {"kind":"demo"} ` +
-            '(it repairs a copy in the state folder) or sweep a copy of the file',
-        );
-      adapter = new FileCatalogAdapter(file);
+export async function openFileCatalog(
+  ref: Extract<CatalogRef, { kind: 'demo' | 'file' }>,
+  deps: { stateDir: string; bundledDemo: string },
+): Promise<FileCatalogAdapter> {
+  if (ref.kind === 'demo') {
+    const target = path.join(deps.stateDir, 'catalogs', 'demo.json');
+    try {
+      await fs.access(target);
+    } catch {
+      await fs.mkdir(path.dirname(target), { recursive: true });
+      const tmp = `${target}.${process.pid}.tmp`;
+      await fs.copyFile(deps.bundledDemo, tmp);
+      await fs.rename(tmp, target);
     }
-    open.set(key, adapter);
-    return adapter;
-  };
+    return new FileCatalogAdapter(target, 'demo');
+  }
+  const file = path.resolve(ref.path);
+  const real = (p: string) => fs.realpath(p).catch(() => path.resolve(p));
+  // The bundled demo is part of the checkout: repairing it would change a tracked file (and the next demo).
+  if ((await real(file)) === (await real(deps.bundledDemo)))
+    throw new CatalogError(
+      `${file} is ARGUS's bundled demo catalog, which is never a sweep target: sweep {"kind":"demo"} ` +
+        '(it repairs a copy in the state folder) or sweep a copy of the file',
+    );
+  return new FileCatalogAdapter(file);
 }

@@ -1,7 +1,8 @@
 import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fileCatalogs, FileCatalogAdapter } from '../../catalog/file-adapter';
+import { FileCatalogAdapter } from '../../catalog/file-adapter';
+import { createCatalogs } from '../../catalog';
 import { CatalogError, type RepairRequest } from '../../catalog/adapter';
 import type { ProposalChange } from '../../domain/proposal';
 
@@ -129,10 +130,10 @@ describe('FileCatalogAdapter', () => {
   });
 });
 
-describe('fileCatalogs', () => {
+describe('createCatalogs for files', () => {
   test('the demo is a copy in the state folder, made once; the bundled file itself is refused', async () => {
     const stateDir = mkdtempSync(path.join(os.tmpdir(), 'adapter-state-'));
-    const catalogs = fileCatalogs({ stateDir, bundledDemo: DEMO });
+    const catalogs = createCatalogs({ stateDir, bundledDemo: DEMO, env: {} });
     const demo = await catalogs({ kind: 'demo' });
     expect(demo.identity.key).toBe(path.join(stateDir, 'catalogs', 'demo.json'));
     expect(await catalogs({ kind: 'demo' })).toBe(demo);
