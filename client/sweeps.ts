@@ -181,11 +181,11 @@ export function readEndpointsFile(file: string): EndpointConfig[] {
  * sweep starts (the sweep input refuses relative paths).
  */
 export function withAbsoluteCatalogPath<T extends Record<string, unknown>>(input: T, cwd = process.cwd()): T {
-  const c = input.catalog as { kind?: unknown; path?: unknown; projectDir?: unknown } | undefined;
-  if (c && c.kind === 'file' && typeof c.path === 'string' && c.path && !path.isAbsolute(c.path))
-    return { ...input, catalog: { ...c, path: path.resolve(cwd, c.path) } };
-  if (c && c.kind === 'dbt' && typeof c.projectDir === 'string' && c.projectDir && !path.isAbsolute(c.projectDir))
-    return { ...input, catalog: { ...c, projectDir: path.resolve(cwd, c.projectDir) } };
+  const c = input.catalog as Record<string, unknown> | undefined;
+  const key = c?.kind === 'file' ? 'path' : c?.kind === 'dbt' ? 'projectDir' : undefined;
+  const p = key && c?.[key];
+  if (key && typeof p === 'string' && p && !path.isAbsolute(p))
+    return { ...input, catalog: { ...c, [key]: path.resolve(cwd, p) } };
   return input;
 }
 

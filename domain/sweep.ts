@@ -7,21 +7,23 @@ export function isAbsolutePath(p: string): boolean {
   return p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p) || p.startsWith('\\\\');
 }
 
+/**
+ * A path in a sweep input: absolute, since a worker resolving a relative one in its own working directory could
+ * repair the wrong file (the `argus` CLI resolves relative paths against the user's directory before it starts).
+ */
+const AbsolutePath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine(isAbsolutePath, 'must be an absolute path (the argus CLI resolves relative ones for you)');
+
 /** Where the catalog comes from. `demo` is the bundled warehouse, copied into the state folder on first use. */
 export const CatalogRef = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('demo') }).strict(),
   z
     .object({
       kind: z.literal('file'),
-      /**
-       * Absolute: a worker resolving a relative path in its own working directory could repair the wrong file
-       * (the `argus` CLI resolves relative paths against the user's directory before it starts a sweep).
-       */
-      path: z
-        .string()
-        .min(1)
-        .max(4096)
-        .refine(isAbsolutePath, 'must be an absolute path (the argus CLI resolves relative ones for you)'),
+      path: AbsolutePath,
     })
     .strict(),
   z
@@ -48,18 +50,20 @@ export const CatalogRef = z.discriminatedUnion('kind', [
     .object({
       kind: z.literal('dbt'),
       /** The dbt project's folder (absolute, like a file catalog's path). */
-      projectDir: z
-        .string()
-        .min(1)
-        .max(4096)
-        .refine(isAbsolutePath, 'must be an absolute path (the argus CLI resolves relative ones for you)'),
+      projectDir: AbsolutePath,
       /** Relative to the project. */
       manifest: z.string().min(1).max(4096).default('target/manifest.json'),
       /** Relative to the project; optional: without it column types are unknown. */
       catalog: z.string().min(1).max(4096).default('target/catalog.json'),
       /** How a PII tag is written: this tag in the column's `tags`, the category under `meta.<piiCategoryKey>`. */
-      piiTag: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('pii'),
-      piiCategoryKey: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('pii_category'),
+      piiTag: z
+        .string()
+        .regex(/^[A-Za-z0-9_-]{1,64}$/)
+        .default('pii'),
+      piiCategoryKey: z
+        .string()
+        .regex(/^[A-Za-z0-9_-]{1,64}$/)
+        .default('pii_category'),
     })
     .strict(),
 ]);

@@ -24,5 +24,10 @@ describe('catalog paths in sweep inputs', () => {
     const abs = { catalog: { kind: 'file', path: '/data/w.json' }, dryRun: true };
     expect(withAbsoluteCatalogPath(abs, '/elsewhere')).toEqual(abs);
     expect(withAbsoluteCatalogPath({ catalog: { kind: 'demo' } }, '/x')).toEqual({ catalog: { kind: 'demo' } });
+    expect(withAbsoluteCatalogPath({ catalog: { kind: 'dbt', projectDir: 'shop' } }, '/home/me')).toEqual({
+      catalog: { kind: 'dbt', projectDir: '/home/me/shop' },
+    });
+    const r = parseSweepInput({ catalog: { kind: 'dbt', projectDir: 'shop' } });
+    expect(r.ok ? [] : r.fields).toEqual(['catalog.projectDir']);
   });
 });
