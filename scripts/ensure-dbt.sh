@@ -30,15 +30,10 @@ log="$ARGUS_LOGS/dbt-install.log"
 say "installing dbt ($DBT_CORE_SPEC, $DBT_DUCKDB_SPEC from PyPI) into .tools/dbt-venv (log: ${log#"$ARGUS_ROOT"/})"
 started=$(now_s)
 {
-  rm -rf "$venv"
-  if python3 -m venv "$venv"; then
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check "$DBT_CORE_SPEC" "$DBT_DUCKDB_SPEC"
-  else
-    # Debian's python3 without python3-venv: install into a plain folder and run it through a wrapper
-    # that puts that folder on PYTHONPATH (pip's own console scripts there would not find their modules).
-    rm -rf "$venv"
-    python3 -m pip install -q --disable-pip-version-check --target "$venv/lib" "$DBT_CORE_SPEC" "$DBT_DUCKDB_SPEC"
-    mkdir -p "$venv/bin"
+  pip_into "$venv" "$DBT_CORE_SPEC" "$DBT_DUCKDB_SPEC" &&
+  if [[ ! -x $venv/bin/python ]]; then
+    # No venv (see pip_into): run dbt through a wrapper that puts lib/ on PYTHONPATH (pip's own console
+    # scripts there would not find their modules).
     cat >"$venv/bin/dbt" <<EOF
 #!/usr/bin/env bash
 export PYTHONPATH="$venv/lib\${PYTHONPATH:+:\$PYTHONPATH}"

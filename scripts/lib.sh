@@ -89,3 +89,18 @@ found_file() {
   printf '%s\n' "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
   exit 0
 }
+
+# Installs the PyPI packages $2... into a virtualenv at $1, replacing what was there. Debian's python3 without
+# python3-venv has no venv module: the packages then go into $1/lib with pip --target, $1/bin is created empty
+# and $1/bin/python is absent, so the caller knows to add a launcher of its own.
+pip_into() {
+  local venv=$1
+  shift
+  rm -rf "$venv"
+  if python3 -m venv "$venv"; then
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@"
+  else
+    rm -rf "$venv"
+    python3 -m pip install -q --disable-pip-version-check --target "$venv/lib" "$@" && mkdir -p "$venv/bin"
+  fi
+}
