@@ -18,6 +18,7 @@ import {
   type RevertRequest,
 } from '../adapter';
 import { readDbtProject, type DbtEntityLocation, type DbtProjectRead } from './manifest';
+import { applyChange } from '../file-repairs';
 import {
   addPiiTag,
   setDescription,
@@ -35,6 +36,9 @@ interface DbtBefore {
   file: string;
   undo: YamlUndo;
 }
+
+/** Key of ARGUS's record of a description it wrote: the YAML file, the node and the column ('' for the node). */
+const recordKey = (loc: DbtEntityLocation, column: string) => `${loc.writePath}\u0000${loc.uniqueId}\u0000${column}`;
 
 async function readText(file: string): Promise<string | null> {
   try {
@@ -121,8 +125,11 @@ export class DbtCatalogAdapter implements CatalogAdapter {
   }
 
   async getEntities(ids: string[]) {
-    const { project } = await this.project();
-    const mine = await this.records();
+    return this.entitiesOf((await this.project()).project, await this.records(), ids);
+  }
+
+  /** The entities for `ids`, descriptions ARGUS wrote (and nobody changed since) marked as ARGUS's. */
+  private entitiesOf(project: DbtProjectRead, mine: Record<string, string>, ids: string[]) {
     const byId = new Map(project.entities.map((e) => [e.id, e]));
     const entities: CatalogEntity[] = [];
     const invalid: { id: string; message: string }[] = [];
@@ -133,10 +140,10 @@ export class DbtCatalogAdapter implements CatalogAdapter {
         continue;
       }
       const loc = project.locations.get(id)!;
-      const key = (column: string) => `${loc.writePath}\u0000${loc.uniqueId}\u0000${column}`;
-      if (e.description && mine[key('')] === e.description && !loc.docBlocks.node) e.description_source = 'argus';
+      if (e.description && mine[recordKey(loc, '')] === e.description && !loc.docBlocks.node)
+        e.description_source = 'argus';
       for (const c of e.columns)
-        if (c.description && mine[key(c.name)] === c.description && !loc.docBlocks.columns.includes(c.name))
+        if (c.description && mine[recordKey(loc, c.name)] === c.description && !loc.docBlocks.columns.includes(c.name))
           c.description_source = 'argus';
       entities.push(e);
     }
@@ -148,14 +155,14 @@ export class DbtCatalogAdapter implements CatalogAdapter {
     opts: { overwriteHumanText: boolean; beforeCommit?: (outcomes: RepairOutcome[]) => Promise<void> },
   ): Promise<RepairOutcome[]> {
     const { project } = await this.project();
-    const { entities } = await this.getEntities([...new Set(batch.map((r) => r.entityId))]);
+    const records = await this.records();
+    const { entities } = this.entitiesOf(project, records, [...new Set(batch.map((r) => r.entityId))]);
     const byId = new Map(entities.map((e) => [e.id, e]));
     const texts = new Map<string, string | null>();
     const textOf = async (file: string) => {
       if (!texts.has(file)) texts.set(file, await readText(path.join(this.dir, file)));
       return texts.get(file)!;
     };
-    const records = await this.records();
     const outcomes: RepairOutcome[] = [];
     const applied: { entity: CatalogEntity; r: RepairRequest }[] = [];
     for (const r of batch) {
@@ -172,9 +179,7 @@ export class DbtCatalogAdapter implements CatalogAdapter {
         if (o.outcome.status === 'written') {
           applied.push({ entity: e, r });
           if (r.change.kind === 'description')
-            records[
-              `${loc.writePath}\u0000${loc.uniqueId}\u0000${r.change.target === 'table' ? '' : (r.change.column ?? '')}`
-            ] = r.change.text;
+            records[recordKey(loc, r.change.target === 'table' ? '' : (r.change.column ?? ''))] = r.change.text;
         }
       } catch (err) {
         outcomes.push({
@@ -194,26 +199,9 @@ export class DbtCatalogAdapter implements CatalogAdapter {
     );
     for (const file of changed) await writeText(path.join(this.dir, file), texts.get(file) ?? null);
     if (changed.size) await writeText(this.recordFile, JSON.stringify(records));
-    // The manifest is only rebuilt by dbt; keep what this worker knows current for the figures after the write.
-    for (const { entity, r } of applied) {
-      const c = r.change;
-      const holder =
-        c.kind === 'description' && c.target === 'table'
-          ? entity
-          : entity.columns.find((x) => 'column' in c && x.name === c.column);
-      if (c.kind === 'description' && holder) {
-        holder.description = c.text;
-        holder.description_source = 'argus';
-      } else if (c.kind === 'pii_tag' && holder && 'tags' in holder && !holder.tags.some((t) => t.kind === 'pii'))
-        holder.tags.push({
-          kind: 'pii',
-          category: c.category,
-          confidence: c.confidence,
-          explanation: c.explanation,
-          source: 'argus',
-          proposalId: r.proposalId,
-        });
-    }
+    // The manifest is only rebuilt by dbt; keep what this worker knows current (the figures after the write read
+    // it), with the same change the file catalog makes to its entities.
+    for (const { entity, r } of applied) applyChange(entity, r.change, r.proposalId, true);
     return outcomes;
   }
 
