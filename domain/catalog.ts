@@ -41,6 +41,9 @@ export const PiiTag = z.object({
 });
 export type PiiTag = z.infer<typeof PiiTag>;
 
+/** The type of a column whose catalog does not know it (a dbt project without catalog.json): not a type to restate. */
+export const UNKNOWN_COLUMN_TYPE = 'unknown';
+
 export const CatalogColumn = z.object({
   name: z.string().min(1),
   type: z.string().min(1),

@@ -1,4 +1,4 @@
-import type { CatalogColumn, CatalogEntity } from '../../domain/catalog';
+import { UNKNOWN_COLUMN_TYPE, type CatalogColumn, type CatalogEntity } from '../../domain/catalog';
 import type { DescriptionChange } from '../../domain/proposal';
 import { nameWords, type CatalogContext } from './catalog-context';
 
@@ -39,8 +39,7 @@ function humanise(name: string): string {
 
 function restatableType(type: string): string | undefined {
   const flat = type.replace(/\s+/g, ' ').trim();
-  // `unknown`: what a catalog without type information says (a dbt project without catalog.json); not a type.
-  return flat.length > 0 && flat.length <= MAX_TYPE && flat.toLowerCase() !== 'unknown' ? flat : undefined;
+  return flat.length > 0 && flat.length <= MAX_TYPE && flat.toLowerCase() !== UNKNOWN_COLUMN_TYPE ? flat : undefined;
 }
 
 function draftColumnText(column: CatalogColumn, pkCount: number): string {

@@ -8,7 +8,13 @@
 // schema and identifier (different databases), both get `<database>.<schema>.<identifier>`.
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { CatalogEntity, PiiCategory, type CatalogEntityInput, type PiiTag } from '../../domain/catalog';
+import {
+  CatalogEntity,
+  PiiCategory,
+  UNKNOWN_COLUMN_TYPE,
+  type CatalogEntityInput,
+  type PiiTag,
+} from '../../domain/catalog';
 import { argusYamlPathFor, type DbtYamlNode } from './yaml-edit';
 
 /**
@@ -16,7 +22,6 @@ import { argusYamlPathFor, type DbtYamlNode } from './yaml-edit';
  * a non-empty type string; the PII classifier's type families already treat `unknown` as "could hold
  * anything" (it constrains nothing).
  */
-export const UNKNOWN_COLUMN_TYPE = 'unknown';
 
 export type DbtResourceType = 'model' | 'seed' | 'snapshot' | 'source';
 

@@ -3,7 +3,8 @@
 import { copyFileSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { readDbtProject, UNKNOWN_COLUMN_TYPE, type DbtProjectRead } from '../../catalog/dbt/manifest';
+import { readDbtProject, type DbtProjectRead } from '../../catalog/dbt/manifest';
+import { UNKNOWN_COLUMN_TYPE } from '../../domain/catalog';
 import { dbtQuery, prepareJaffleShop, type JaffleShop } from '../support/dbt';
 
 jest.setTimeout(600_000);
