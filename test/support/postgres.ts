@@ -4,10 +4,10 @@
 // the tests run as root (here and in CI) the server processes run as `nobody`.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
+import { freePort } from './processes';
 
 const ROOT = path.resolve(__dirname, '../..');
 const HOST = '127.0.0.1';
@@ -70,17 +70,6 @@ function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('PG')) env[k] = v;
   return { ...env, LC_ALL: 'C', TZ: 'UTC' };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, HOST, () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
