@@ -127,10 +127,9 @@ export class SweepLedger {
    * with before/after, stored before the catalog file is replaced. A retry (or undo) after a crash between the
    * replacement and the audit append finds here what landed without its audit line.
    */
-  writeIntent(n: number, writes: WriteRecord[] | string[]): Promise<void> {
-    // Records may come serialised already (the same text then goes to the audit log: serialised once).
-    const text = writes.length > 0 && typeof writes[0] === 'string' ? `[${writes.join(',')}]` : JSON.stringify(writes);
-    return writeFileAtomic(this.page(n, 'write-intent.json'), text);
+  writeIntent(n: number, lines: string[]): Promise<void> {
+    // The records come serialised: the same text then goes to the audit log (serialised once).
+    return writeFileAtomic(this.page(n, 'write-intent.json'), `[${lines.join(',')}]`);
   }
   async intent(n: number): Promise<WriteRecord[]> {
     return (await readJson<WriteRecord[]>(this.page(n, 'write-intent.json'))) ?? [];
