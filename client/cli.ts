@@ -37,7 +37,7 @@ import {
 import { registerEvalCommand } from './eval-arbiter';
 import { undoSweep } from '../activities/undo';
 import { defaultStateDir, projectRoot } from '../activities/paths';
-import { rootCause, SweepFailedError } from './failures';
+import { SweepFailedError } from './failures';
 import { startFakeProvider, FAKE_SCENARIO_HELP } from '../llm/fake-provider';
 import { FAKE_REVIEWERS, type FakeReviewer } from '../llm/fake-model';
 import type { SweepInput } from '../domain/sweep';
@@ -228,11 +228,14 @@ async function sweepStatus(id: string, o: { json?: boolean }): Promise<void> {
     let failure: SweepFailedError | undefined;
     if (d.status.name === 'FAILED') {
       // The close event holds the failure: name its root cause, not the wrapper ("Activity task failed").
-      failure = await h.result().then(
+      const err = await resultOf(h).then(
         () => undefined,
-        (e: unknown) => new SweepFailedError(d.workflowId, rootCause((e as { cause?: unknown }).cause ?? e)),
+        (e: unknown) => e,
       );
-      if (failure) view.failure = failure.root;
+      if (err instanceof SweepFailedError) {
+        failure = err;
+        view.failure = err.root;
+      } else if (err !== undefined) throw err;
     }
     if (o.json) out(JSON.stringify(view, null, 2));
     else {
