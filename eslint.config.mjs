@@ -64,4 +64,25 @@ export default defineConfig([
     files: ['workflows/**/*.ts'],
     rules: workflowImportRules,
   },
+  {
+    // judgment/ is pure: the same rules run in activities, eval and bench, and could run in a workflow.
+    files: ['judgment/**/*.ts', 'domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'judgment/ and domain/ are pure: no Node built-ins.' })),
+          patterns: [
+            { group: ['node:*'], message: 'judgment/ and domain/ are pure: no Node built-ins.' },
+            {
+              regex: '^(\\./)?(\\.\\./)+(llm|catalog|activities|workflows|client|worker|state)(/.*)?$',
+              allowTypeImports: true,
+              message: 'judgment/ and domain/ import only domain/, judgment/ and zod (types from elsewhere).',
+            },
+          ],
+        },
+      ],
+    },
+  },
 ]);

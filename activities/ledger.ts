@@ -4,6 +4,7 @@ import type { Outcome, Proposal, EntityFailure } from '../domain/proposal';
 import type { CatalogRef } from '../domain/sweep';
 import { readJson, safeName, writeFileAtomic } from './paths';
 import type { AuditEntry } from './audit-log';
+import type { CatalogStats } from '../judgment/catalog-stats';
 
 export type WriteRecord = Extract<AuditEntry, { type: 'write' }>;
 
@@ -19,12 +20,7 @@ export interface SweepMeta {
   startedAt: string;
 }
 
-export interface CatalogStats {
-  describable: number;
-  described: number;
-  piiLooking: number;
-  tagged: number;
-}
+export type { CatalogStats };
 
 export interface PageWrites {
   written: string[];

@@ -10,8 +10,8 @@ import { Pacer } from '../llm/pacer';
 import { SweepLedger } from './ledger';
 import { catalogContext } from './catalog-access';
 import { toApplicationFailure } from './failures';
-import { proposeWithModel } from './agents/model-agents';
-import { reviewWithModel } from './review/model-review';
+import { proposeWithModel } from './model/model-agents';
+import { reviewWithModel } from './model/model-review';
 
 /**
  * Endpoints this worker has seen exhausted, per sweep: a sibling activity of the same sweep fails at once

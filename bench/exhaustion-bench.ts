@@ -14,8 +14,8 @@ import { NativeConnection, bundleWorkflowCode, Runtime, DefaultLogger } from '@t
 import { startFakeProvider, type FakeProvider } from '../llm/fake-provider';
 import { createArgusWorker } from '../worker/create-worker';
 import { readCatalog, writeCatalog } from './catalog-io';
-import { createCatalogContext } from '../activities/agents/catalog-context';
-import { entityEvidence } from '../activities/review/model-review';
+import { createCatalogContext } from '../judgment/catalog-context';
+import { entityEvidence } from '../activities/model/model-review';
 import { SYSTEM_PROMPTS } from '../llm/prompts';
 import type { SweepReport } from '../domain/report';
 import { CatalogFile } from '../domain/catalog';

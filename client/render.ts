@@ -1,10 +1,11 @@
 import type { ReportProposal, SweepReport } from '../domain/report';
+import { PROPOSAL_KINDS, type ProposalKind } from '../domain/proposal';
 
 export const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 
 /** Proposal kinds in report order, with the words people read. */
-export const KINDS = ['description', 'pii_tag', 'lineage_flag'] as const;
-export const KIND_LABEL: Record<(typeof KINDS)[number], string> = {
+export const KINDS = PROPOSAL_KINDS;
+export const KIND_LABEL: Record<ProposalKind, string> = {
   description: 'descriptions',
   pii_tag: 'PII tags',
   lineage_flag: 'lineage flags',

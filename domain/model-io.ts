@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PiiCategory } from './catalog';
+import { ProposalKind } from './proposal';
 
 /**
  * What ARGUS sends a model: one JSON document in the user message, `{"argusTask": <task>, ...}`.
@@ -71,7 +72,7 @@ export type ReviewOutput = z.infer<typeof ReviewOutput>;
 /** A proposal as the reviewing model sees it. */
 export const ProposalForReview = z.object({
   proposalId: z.string(),
-  kind: z.enum(['description', 'pii_tag', 'lineage_flag']),
+  kind: ProposalKind,
   target: z.enum(['table', 'column']).optional(),
   column: z.string().optional(),
   text: z.string().optional(),

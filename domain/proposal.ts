@@ -40,7 +40,12 @@ export type LineageFlagChange = z.infer<typeof LineageFlagChange>;
 export const ProposalChange = z.discriminatedUnion('kind', [DescriptionChange, PiiTagChange, LineageFlagChange]);
 export type ProposalChange = z.infer<typeof ProposalChange>;
 export type ProposalKind = ProposalChange['kind'];
-export const PROPOSAL_KINDS = ['description', 'pii_tag', 'lineage_flag'] as const;
+/** Every proposal kind, in the schema's order: read from the union itself, so a new kind appears everywhere. */
+export const PROPOSAL_KINDS = ProposalChange.options.map((o) => o.shape.kind.value) as [
+  ProposalKind,
+  ...ProposalKind[],
+];
+export const ProposalKind = z.enum(PROPOSAL_KINDS);
 
 /**
  * One proposed repair. `id` is a deterministic digest of (catalog, entity, change), so a repeated sweep

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentName, ProposalChange } from './proposal';
+import { AgentName, ProposalChange, ProposalKind } from './proposal';
 import { parseDuration, readDuration } from './durations';
 
 /** POSIX `/…` or Windows `C:\\…` / `\\\\server\\…` (domain/ is workflow code: no node:path here). */
@@ -102,7 +102,7 @@ export type ReviewMode = z.infer<typeof ReviewMode>;
 export const HumanReviewConfig = z
   .object({
     /** Proposal kinds that wait for a person after the Arbiter approves them. */
-    kinds: z.array(z.enum(['description', 'pii_tag', 'lineage_flag'])).default(['pii_tag']),
+    kinds: z.array(ProposalKind).default(['pii_tag']),
     /**
      * How long the sweep waits for decisions, e.g. "24h", "1h30m", "7d" (grammar: domain/durations.ts). Bounded
      * (1ms to 365d): the workflow makes a timer and a deadline date of it, and an unbounded one could make an

@@ -1,6 +1,7 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { SA_CATALOG, SA_MODE, SA_PARTIAL } from '../domain/ids';
+import type { ProposalKind } from '../domain/proposal';
 
 /** Live progress of a sweep (the `progress` query). */
 export interface SweepProgress {
@@ -36,7 +37,7 @@ export interface PendingReview {
   proposalId: string;
   pageIndex: number;
   entityId: string;
-  kind: 'description' | 'pii_tag' | 'lineage_flag';
+  kind: ProposalKind;
   /** One line: what would be written, e.g. "tag raw.customers.email as email (0.95)". */
   summary: string;
   arbiterReason: string;

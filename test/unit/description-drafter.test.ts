@@ -1,8 +1,8 @@
 import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
 import { DescriptionChange, type Proposal } from '../../domain/proposal';
-import { createCatalogContext } from '../../activities/agents/catalog-context';
-import { draftDescriptions } from '../../activities/agents/description-drafter';
-import { mechanicalReview } from '../../activities/review/mechanical-gate';
+import { createCatalogContext } from '../../judgment/catalog-context';
+import { draftDescriptions } from '../../judgment/description-drafter';
+import { mechanicalReview } from '../../judgment/mechanical-gate';
 
 const entity = (input: CatalogEntityInput): CatalogEntity => CatalogEntity.parse(input);
 

@@ -1,8 +1,8 @@
 import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
 import { LineageFlagChange, type Proposal } from '../../domain/proposal';
-import { createCatalogContext, nameWords, splitQualifiedName } from '../../activities/agents/catalog-context';
-import { checkLineage } from '../../activities/agents/lineage-checker';
-import { mechanicalReview } from '../../activities/review/mechanical-gate';
+import { createCatalogContext, nameWords, splitQualifiedName } from '../../judgment/catalog-context';
+import { checkLineage } from '../../judgment/lineage-checker';
+import { mechanicalReview } from '../../judgment/mechanical-gate';
 
 const entity = (input: CatalogEntityInput): CatalogEntity => CatalogEntity.parse(input);
 const column = [{ name: 'id', type: 'integer' }];

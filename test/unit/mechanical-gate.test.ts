@@ -2,9 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CatalogEntity, PiiCategory, type CatalogEntityInput } from '../../domain/catalog';
 import type { Proposal, ProposalChange } from '../../domain/proposal';
-import { createCatalogContext } from '../../activities/agents/catalog-context';
-import { mechanicalReview } from '../../activities/review/mechanical-gate';
-import { detectUnsupportedClaims, findUnsupportedClaims } from '../../activities/review/claims';
+import { createCatalogContext } from '../../judgment/catalog-context';
+import { mechanicalReview } from '../../judgment/mechanical-gate';
+import { detectUnsupportedClaims, findUnsupportedClaims } from '../../judgment/claims';
 
 const entity = (input: CatalogEntityInput): CatalogEntity => CatalogEntity.parse(input);
 

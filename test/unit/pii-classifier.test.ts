@@ -1,9 +1,4 @@
-import {
-  classifyColumn,
-  proposePiiTags,
-  splitIdentifier,
-  type ColumnCategory,
-} from '../../activities/agents/pii-classifier';
+import { classifyColumn, proposePiiTags, splitIdentifier, type ColumnCategory } from '../../judgment/pii-classifier';
 import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
 import { PiiTagChange } from '../../domain/proposal';
 

@@ -5,7 +5,7 @@ import { callStructured, type EndpointSpec } from '../../llm/client';
 import { MalformedOutputError } from '../../llm/errors';
 import type { Pacer } from '../../llm/pacer';
 import { SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
-import type { CatalogContext } from '../agents/catalog-context';
+import type { CatalogContext } from '../../judgment/catalog-context';
 
 /** What a model may see about an entity: schema and recorded lineage, nothing else. */
 export function entityEvidence(e: CatalogEntity, ctx: CatalogContext): EntityEvidence {

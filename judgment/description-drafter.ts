@@ -1,5 +1,5 @@
-import { UNKNOWN_COLUMN_TYPE, type CatalogColumn, type CatalogEntity } from '../../domain/catalog';
-import type { DescriptionChange } from '../../domain/proposal';
+import { UNKNOWN_COLUMN_TYPE, type CatalogColumn, type CatalogEntity } from '../domain/catalog';
+import type { DescriptionChange } from '../domain/proposal';
 import { nameWords, type CatalogContext } from './catalog-context';
 
 /** Longest text a draft may have (exclusive bound is 300). */

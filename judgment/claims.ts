@@ -1,6 +1,6 @@
-import type { CatalogColumn, CatalogEntity } from '../../domain/catalog';
-import { nameWords, splitWords, type CatalogContext } from '../agents/catalog-context';
-import { tablesReadBySql } from '../agents/sql-tables';
+import type { CatalogColumn, CatalogEntity } from '../domain/catalog';
+import { nameWords, splitWords, type CatalogContext } from './catalog-context';
+import { tablesReadBySql } from './sql-tables';
 
 /**
  * Detectors for what a description may not assert: facts about the world that a schema and recorded

@@ -5,8 +5,8 @@ import { DescribeOutput, ClassifyPiiOutput, CheckLineageOutput } from '../../dom
 import { callStructured, type EndpointSpec } from '../../llm/client';
 import type { Pacer } from '../../llm/pacer';
 import { SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
-import { entityEvidence } from '../review/model-review';
-import type { CatalogContext } from './catalog-context';
+import { entityEvidence } from './model-review';
+import type { CatalogContext } from '../../judgment/catalog-context';
 
 export interface ModelCallOptions {
   endpoint: EndpointSpec;

@@ -1,6 +1,6 @@
-import type { CatalogColumn, CatalogEntity, PiiCategory } from '../../domain/catalog';
-import { PiiCategory as PiiCategorySchema } from '../../domain/catalog';
-import type { PiiTagChange } from '../../domain/proposal';
+import type { CatalogColumn, CatalogEntity, PiiCategory } from '../domain/catalog';
+import { PiiCategory as PiiCategorySchema } from '../domain/catalog';
+import type { PiiTagChange } from '../domain/proposal';
 
 /**
  * The no-model PII classifier: decides from column-name tokens, the column type and the table context

@@ -1,5 +1,5 @@
-import type { CatalogEntity } from '../../domain/catalog';
-import type { LineageFlagChange } from '../../domain/proposal';
+import type { CatalogEntity } from '../domain/catalog';
+import type { LineageFlagChange } from '../domain/proposal';
 import type { CatalogContext } from './catalog-context';
 import { tablesReadBySql } from './sql-tables';
 

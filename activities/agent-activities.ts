@@ -1,0 +1,53 @@
+import type { AgentName, EntityFailure, Proposal } from '../domain/proposal';
+import { proposalId } from '../domain/digest';
+import { NO_MODEL_AGENTS, EVIDENCE } from '../judgment/agents';
+import { catalogContext } from './catalog-access';
+import { faultPoint } from './fault-points';
+import { sweepContext, type ActivityDeps } from './sweep-context';
+
+/** The no-model agents: judgment/ run over a page, proposals into the ledger. */
+export function createAgentActivities(deps: ActivityDeps) {
+  const { ledgerFor, catalogOf } = sweepContext(deps);
+  return {
+    /** Run one no-model agent over a page; proposals go to the ledger, the count to the history. */
+    async runAgent(input: {
+      ledgerKey: string;
+      pageIndex: number;
+      ids: string[];
+      agent: AgentName;
+    }): Promise<{ proposals: number; failures: EntityFailure[] }> {
+      faultPoint('agent-start');
+      const ledger = ledgerFor(input.ledgerKey);
+      const { meta, catalog } = await catalogOf(ledger);
+      const ctx = await catalogContext(catalog);
+      const { entities } = await catalog.getEntities(input.ids);
+      const fn = NO_MODEL_AGENTS[input.agent];
+      const proposals: Proposal[] = [];
+      const failures: EntityFailure[] = [];
+      for (const e of entities) {
+        try {
+          for (const change of fn(e, ctx)) {
+            proposals.push({
+              id: proposalId(meta.catalogName, e.id, change),
+              entityId: e.id,
+              agent: input.agent,
+              change,
+              evidence: EVIDENCE[input.agent](e, change).map((s) => s.slice(0, 300)),
+            });
+          }
+        } catch (err) {
+          failures.push({
+            entity: e.id,
+            stage: input.agent,
+            category: 'agent_error',
+            retryable: false,
+            message: String((err as Error).message ?? err).slice(0, 500),
+          });
+        }
+      }
+      await ledger.writeProposals(input.pageIndex, input.agent, proposals);
+      await ledger.writeFailures(input.pageIndex, input.agent, failures);
+      return { proposals: proposals.length, failures };
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import type { EntityFailure } from '../domain/proposal';
+import type { CatalogRef } from '../domain/sweep';
+import { catalogStats } from '../judgment/catalog-stats';
+import { auditFileFor } from './catalog-access';
+import { sweepContext, type ActivityDeps } from './sweep-context';
+
+/** Open the catalog a sweep names and read it page by page. */
+export function createCatalogActivities(deps: ActivityDeps) {
+  const { ledgerFor, catalogOf } = sweepContext(deps);
+  return {
+    /** Resolve and open the catalog and start the sweep's ledger. Raises InvalidCatalog (non-retryable). */
+    async openCatalog(input: {
+      sweepId: string;
+      ledgerKey: string;
+      catalog: CatalogRef;
+    }): Promise<{ catalogName: string; entityCount: number }> {
+      const ledger = ledgerFor(input.ledgerKey);
+      const catalog = await deps.catalogs(input.catalog);
+      const snap = await catalog.snapshot();
+      await ledger.writeMeta({
+        sweepId: input.sweepId,
+        ledgerKey: input.ledgerKey,
+        catalogRef: input.catalog,
+        catalogKey: catalog.identity.key,
+        catalogLabel: catalog.identity.label,
+        catalogName: snap.name,
+        auditFile: auditFileFor(deps.stateDir, catalog.identity, snap.name),
+        startedAt: new Date().toISOString(),
+      });
+      return { catalogName: snap.name, entityCount: snap.ids.length };
+    },
+
+    /** Read one page of entity ids; records that fail validation come back as per-entity failures. */
+    async loadCatalogPage(input: {
+      ledgerKey: string;
+      pageIndex: number;
+      pageSize: number;
+    }): Promise<{ ids: string[]; failures: EntityFailure[] }> {
+      const ledger = ledgerFor(input.ledgerKey);
+      const { catalog } = await catalogOf(ledger);
+      const snap = await catalog.snapshot();
+      const slice = snap.ids.slice(input.pageIndex * input.pageSize, (input.pageIndex + 1) * input.pageSize);
+      const { entities, invalid } = await catalog.getEntities(slice);
+      const failures: EntityFailure[] = invalid.map((i) => ({
+        entity: i.id,
+        stage: 'load',
+        category: 'invalid_entity',
+        retryable: false,
+        message: i.message,
+      }));
+      await ledger.writeFailures(input.pageIndex, 'load', failures);
+      // Coverage before the sweep, page by page: each entity belongs to one page and only that page's write
+      // touches it, so the sums are the catalog's figures without a pass over the whole catalog.
+      await ledger.writeStats(input.pageIndex, 'before', catalogStats(entities));
+      return { ids: entities.map((e) => e.id), failures };
+    },
+  };
+}

@@ -1,0 +1,170 @@
+import * as path from 'node:path';
+import { Context } from '@temporalio/activity';
+import type { EntityFailure, ProposalChange } from '../domain/proposal';
+import type { ReviewMode } from '../domain/sweep';
+import type { SweepReport, ReportProposal, KindCounts, RetiredEndpoint } from '../domain/report';
+import type { CatalogStats } from '../judgment/catalog-stats';
+import { ReportSpool } from './report-spool';
+import { sweepContext, type ActivityDeps } from './sweep-context';
+
+function emptyKinds(): Record<ProposalChange['kind'], KindCounts> {
+  const z = (): KindCounts => ({ proposed: 0, approved: 0, rejected: 0, not_reviewed: 0, written: 0 });
+  return { description: z(), pii_tag: z(), lineage_flag: z() };
+}
+
+/** The sweep report, built from the ledger once every page is done. */
+export function createReportActivities(deps: ActivityDeps) {
+  const { ledgerFor, catalogOf } = sweepContext(deps);
+  return {
+    /** Build the report from the ledger and the catalog as it now is; saves it beside the ledger. */
+    async finalizeSweep(input: {
+      ledgerKey: string;
+      sweepId: string;
+      mode: ReviewMode;
+      dryRun: boolean;
+      requested: number;
+      workflowFailures: EntityFailure[];
+      workflowFailuresDropped: number;
+      retired: RetiredEndpoint[];
+      breakerTripped: boolean;
+      executions: number;
+      extraPartialReasons: string[];
+      maxProposalsInReport?: number;
+    }): Promise<SweepReport> {
+      const ledger = ledgerFor(input.ledgerKey);
+      const { meta } = await catalogOf(ledger);
+      const byKind = emptyKinds();
+      const outcomesCount = { approved: 0, rejected: 0, not_reviewed: 0 };
+      const failures: EntityFailure[] = [...input.workflowFailures];
+      let written = 0;
+      let already = 0;
+      let keptHuman = 0;
+      let writesFailed = 0;
+      let total = 0;
+      // The report file holds every proposal; the workflow result (a Temporal payload) carries the first ones.
+      const limit = input.maxProposalsInReport ?? 1000;
+      const kept: ReportProposal[] = [];
+      const spool = new ReportSpool(ledger.reportFile());
+      const fs = await import('node:fs/promises');
+      const before: CatalogStats = { describable: 0, described: 0, piiLooking: 0, tagged: 0 };
+      const after: CatalogStats = { describable: 0, described: 0, piiLooking: 0, tagged: 0 };
+      const add = (to: CatalogStats, s: CatalogStats | undefined) => {
+        if (!s) return;
+        to.describable += s.describable;
+        to.described += s.described;
+        to.piiLooking += s.piiLooking;
+        to.tagged += s.tagged;
+      };
+      try {
+        for (const n of await ledger.pageNumbers()) {
+          Context.current().heartbeat(n);
+          const pageBefore = await ledger.stats(n, 'before');
+          add(before, pageBefore);
+          // A page whose write never ran still holds what it held before.
+          add(after, (await ledger.stats(n, 'after')) ?? pageBefore);
+          const dir = path.join(ledger.dir, 'pages', String(n).padStart(6, '0'));
+          for (const f of (await fs.readdir(dir)).filter((x) => x.startsWith('failures-'))) {
+            failures.push(...(JSON.parse(await fs.readFile(path.join(dir, f), 'utf8')) as EntityFailure[]));
+          }
+          const proposals = await ledger.proposals(n);
+          const outcomes = new Map((await ledger.outcomes(n)).map((o) => [o.proposalId, o]));
+          const w = await ledger.writes(n);
+          const writtenSet = new Set(w?.written ?? []);
+          written += w?.written.length ?? 0;
+          already += w?.already.length ?? 0;
+          keptHuman += w?.keptHuman.length ?? 0;
+          writesFailed += w?.failed?.length ?? 0;
+          const pageRows: ReportProposal[] = [];
+          for (const p of proposals) {
+            total++;
+            const o = outcomes.get(p.id);
+            const decision = o?.decision ?? 'not_reviewed';
+            const k = byKind[p.change.kind];
+            k.proposed++;
+            k[decision]++;
+            outcomesCount[decision]++;
+            if (writtenSet.has(p.id)) k.written++;
+            const row: ReportProposal = {
+              id: p.id,
+              entityId: p.entityId,
+              agent: p.agent,
+              kind: p.change.kind,
+              change: p.change,
+              outcome: decision,
+              reason: o?.reason ?? 'no review outcome recorded',
+              reviewer: o?.reviewer ?? 'none',
+              written: writtenSet.has(p.id),
+              ...(w?.notes[p.id] ? { writeNote: w.notes[p.id] } : {}),
+            };
+            pageRows.push(row);
+            if (kept.length < limit) kept.push(row);
+          }
+          await spool.add(pageRows);
+        }
+      } catch (e) {
+        await spool.abort();
+        throw e;
+      }
+      const failedEntities = new Set(failures.map((f) => f.entity));
+      const processed = Math.max(0, input.requested - failedEntities.size);
+      const partialReasons: string[] = [...input.extraPartialReasons];
+      if (failedEntities.size > 0)
+        partialReasons.push(`${failedEntities.size} of ${input.requested} entities failed (see failures)`);
+      if (writesFailed > 0)
+        partialReasons.push(
+          `${writesFailed} approved repairs could not be written (each proposal's writeNote says why)`,
+        );
+      if (outcomesCount.not_reviewed > 0)
+        partialReasons.push(`${outcomesCount.not_reviewed} proposals were not reviewed and were not written`);
+      if (input.breakerTripped) {
+        const why = input.retired.map(
+          (r) =>
+            `${r.endpointId}: ${r.reason}${r.providerMessage ? ` (provider said: ${r.providerMessage.slice(0, 300)})` : ''}`,
+        );
+        partialReasons.push(`model budget exhausted on every endpoint: ${why.join('; ')}`);
+      }
+      const ratio = (a: number, b: number) => (b === 0 ? 1 : Math.round((a / b) * 10000) / 10000);
+      const report: SweepReport = {
+        reportVersion: 1,
+        sweepId: input.sweepId,
+        catalog: meta.catalogName,
+        mode: input.mode,
+        dryRun: input.dryRun,
+        startedAt: meta.startedAt,
+        finishedAt: new Date().toISOString(),
+        partial: partialReasons.length > 0,
+        partialReasons,
+        // Early in the result, so a person reading it (the Web UI shows the result whole) finds the full report.
+        reportFile: ledger.reportFile(),
+        entities: { requested: input.requested, processed, failed: failedEntities.size },
+        outcomes: outcomesCount,
+        byKind,
+        written,
+        alreadyApplied: already,
+        keptHumanText: keptHuman,
+        writesFailed,
+        coverage: {
+          descriptionsBefore: ratio(before.described, before.describable),
+          descriptionsAfter: ratio(after.described, after.describable),
+          describedBefore: before.described,
+          describedAfter: after.described,
+          describable: after.describable,
+        },
+        piiGovernance: {
+          tagged: after.tagged,
+          piiLooking: after.piiLooking,
+          ratio: ratio(after.tagged, after.piiLooking),
+          taggedBefore: before.tagged,
+        },
+        failures: failures.slice(0, 500),
+        failuresTruncated: Math.max(0, failures.length - 500) + input.workflowFailuresDropped,
+        endpoints: { retired: input.retired, breakerTripped: input.breakerTripped },
+        proposals: kept,
+        proposalsTruncated: Math.max(0, total - limit),
+        executions: input.executions,
+      };
+      await spool.finish(report);
+      return report;
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import type { Outcome, ProposalChange } from '../domain/proposal';
+import type { ReviewMode } from '../domain/sweep';
+import { mechanicalReview } from '../judgment/mechanical-gate';
+import { summarize } from '../judgment/agents';
+import { catalogContext } from './catalog-access';
+import { sweepContext, type ActivityDeps } from './sweep-context';
+
+/** The mechanical gate over a page, what waits for people, and outcomes decided in the workflow. */
+export function createReviewActivities(deps: ActivityDeps) {
+  const { ledgerFor, catalogOf } = sweepContext(deps);
+  return {
+    /**
+     * The mechanical gate over a page's proposals. In mechanical mode its decision is final; in model mode
+     * its rejections are final and what it approves is handed to the model (returned as `passed`).
+     */
+    async reviewPageMechanically(input: { ledgerKey: string; pageIndex: number; mode: ReviewMode }): Promise<{
+      approved: number;
+      rejected: number;
+      passed: Record<string, string[]>;
+    }> {
+      const ledger = ledgerFor(input.ledgerKey);
+      const { catalog } = await catalogOf(ledger);
+      const ctx = await catalogContext(catalog);
+      const proposals = await ledger.proposals(input.pageIndex);
+      const { entities } = await catalog.getEntities([...new Set(proposals.map((p) => p.entityId))]);
+      const byId = new Map(entities.map((e) => [e.id, e]));
+      const outcomes: Outcome[] = [];
+      const passed: Record<string, string[]> = {};
+      let approved = 0;
+      let rejected = 0;
+      for (const p of proposals) {
+        const r = mechanicalReview(p, byId.get(p.entityId), ctx);
+        if (r.decision === 'rejected') {
+          rejected++;
+          outcomes.push({ proposalId: p.id, decision: 'rejected', reason: r.reason, reviewer: 'mechanical-gate' });
+        } else if (input.mode === 'mechanical') {
+          approved++;
+          outcomes.push({ proposalId: p.id, decision: 'approved', reason: r.reason, reviewer: 'mechanical-gate' });
+        } else {
+          (passed[p.entityId] ??= []).push(p.id);
+        }
+      }
+      await ledger.putOutcomes(input.pageIndex, 'gate', outcomes);
+      return { approved, rejected, passed };
+    },
+
+    /** Approved proposals of the given kinds on a page: what the human review gate holds back. */
+    async listForHumanReview(input: {
+      ledgerKey: string;
+      pageIndex: number;
+      kinds: string[];
+    }): Promise<
+      { proposalId: string; entityId: string; kind: ProposalChange['kind']; summary: string; arbiterReason: string }[]
+    > {
+      const ledger = ledgerFor(input.ledgerKey);
+      const outcomes = new Map((await ledger.outcomes(input.pageIndex)).map((o) => [o.proposalId, o]));
+      return (await ledger.proposals(input.pageIndex))
+        .filter((p) => input.kinds.includes(p.change.kind) && outcomes.get(p.id)?.decision === 'approved')
+        .map((p) => ({
+          proposalId: p.id,
+          entityId: p.entityId,
+          kind: p.change.kind,
+          summary: summarize(p.entityId, p.change),
+          arbiterReason: outcomes.get(p.id)?.reason ?? '',
+        }));
+    },
+
+    /** Record outcomes decided in the workflow (not_reviewed after the breaker, human decisions). */
+    async recordOutcomes(input: {
+      ledgerKey: string;
+      pageIndex: number;
+      tag: 'not-reviewed' | 'human';
+      outcomes: Outcome[];
+    }): Promise<number> {
+      await ledgerFor(input.ledgerKey).putOutcomes(input.pageIndex, input.tag, input.outcomes);
+      return input.outcomes.length;
+    },
+  };
+}
