@@ -6,6 +6,10 @@
 // `schema.table` ids of the file catalog, and let the lineage checker resolve the relations compiled SQL
 // reads (`"jaffle_shop"."main"."orders"` resolves by suffix). When two entities of one project share a
 // schema and identifier (different databases), both get `<database>.<schema>.<identifier>`.
+//
+// An entity's SQL is the node's compiled_code; a manifest from `dbt parse` has none, so then it is the
+// node's raw_code rendered without Jinja where that is exact (renderRawCode): refs and sources become
+// the ids above, and anything else Jinja would have to evaluate leaves the entity without SQL.
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import {
@@ -93,8 +97,16 @@ interface ManifestNode {
   description?: string;
   columns?: Record<string, ManifestColumn>;
   config?: { materialized?: string; enabled?: boolean };
-  depends_on?: { nodes?: string[] };
+  depends_on?: { nodes?: string[]; macros?: string[] };
   compiled_code?: string;
+  raw_code?: string;
+  language?: string;
+  /** Refs as parsed: objects since dbt 1.5, `[package?, name]` lists before. */
+  refs?: ({ name: string; package?: string | null; version?: string | number | null } | string[])[];
+  /** `[source_name, table_name]` pairs. */
+  sources?: string[][];
+  version?: string | number | null;
+  latest_version?: string | number | null;
   patch_path?: string | null;
   original_file_path: string;
   fqn?: string[];
@@ -168,7 +180,9 @@ export async function readDbtProject(options: ReadDbtProjectOptions): Promise<Db
   ].filter((n) => n.config?.enabled !== false);
   const tests = Object.values(manifest.nodes).filter((n) => n.resource_type === 'test');
 
-  const idOf = assignIds(nodes);
+  const idParts = assignIds(nodes);
+  const idOf = new Map([...idParts].map(([uniqueId, parts]) => [uniqueId, parts.join('.')]));
+  const byUniqueId = new Map(nodes.map((n) => [n.unique_id, n]));
   const facts = testFacts(tests, idOf);
   const entities: CatalogEntity[] = [];
   const locations = new Map<string, DbtEntityLocation>();
@@ -228,6 +242,11 @@ export async function readDbtProject(options: ReadDbtProjectOptions): Promise<Db
 
     const description = nonEmpty(node.description);
     const materialized = node.config?.materialized;
+    // A Python model's code is not SQL: the lineage checker and the drafter would misread it.
+    const sql =
+      (node.language ?? 'sql') !== 'sql'
+        ? undefined
+        : (nonEmpty(node.compiled_code) ?? renderedSql(node, byUniqueId, idParts, rootProject));
     const input: CatalogEntityInput = {
       id,
       database: nonEmpty(node.database ?? undefined) ?? rootProject ?? node.package_name,
@@ -238,7 +257,7 @@ export async function readDbtProject(options: ReadDbtProjectOptions): Promise<Db
       ...(description ? { description, description_source: 'human' as const } : {}),
       columns,
       upstream: [...new Set((node.depends_on?.nodes ?? []).flatMap((u) => idOf.get(u) ?? []))],
-      ...(nonEmpty(node.compiled_code) ? { sql: node.compiled_code } : {}),
+      ...(sql !== undefined ? { sql } : {}),
     };
     const parsed = CatalogEntity.safeParse(input);
     if (!parsed.success) {
@@ -259,14 +278,15 @@ function relationName(node: ManifestNode): string {
   return node.resource_type === 'source' ? (node.identifier ?? node.name) : (node.alias ?? node.name);
 }
 
-function assignIds(nodes: ManifestNode[]): Map<string, string> {
-  const short = (n: ManifestNode) => `${n.schema}.${relationName(n)}`;
+/** Each node's id as its parts (`[schema, identifier]`, or with the database first when that is ambiguous). */
+function assignIds(nodes: ManifestNode[]): Map<string, string[]> {
+  const short = (n: ManifestNode) => `${n.schema}.${relationName(n)}`.toLowerCase();
   const count = new Map<string, number>();
-  for (const n of nodes) count.set(short(n).toLowerCase(), (count.get(short(n).toLowerCase()) ?? 0) + 1);
+  for (const n of nodes) count.set(short(n), (count.get(short(n)) ?? 0) + 1);
   return new Map(
     nodes.map((n) => {
-      const s = short(n);
-      return [n.unique_id, (count.get(s.toLowerCase()) ?? 0) > 1 && n.database ? `${n.database}.${s}` : s];
+      const parts = [n.schema, relationName(n)];
+      return [n.unique_id, (count.get(short(n)) ?? 0) > 1 && n.database ? [n.database, ...parts] : parts];
     }),
   );
 }
@@ -356,4 +376,254 @@ function locate(node: ManifestNode, rootProject: string | undefined): DbtEntityL
       columns: docColumns,
     },
   };
+}
+
+/** A `ref(...)` or `source(...)` call as a model's raw_code writes it; `version` as written (`v=2` → `2`). */
+export type DbtRelationCall =
+  { kind: 'ref'; name: string; package?: string; version?: string } | { kind: 'source'; source: string; table: string };
+
+/**
+ * The SQL that Jinja would render from a node's raw_code, when that takes no evaluation: comments dropped,
+ * each `ref(...)`/`source(...)` replaced by `relationOf(call)`, leading `config(...)` calls dropped (they
+ * render nothing), whitespace control (`{{-`, `-}}`, `{#-`, `-#}`) and newlines as Jinja's lexer applies
+ * them. Undefined when anything else is there (another expression, any `{% %}`) or a call has no relation.
+ */
+export function renderRawCode(
+  rawCode: string,
+  relationOf: (call: DbtRelationCall) => string | undefined,
+): string | undefined {
+  // Jinja's lexer first makes every line break \n and drops one trailing newline (dbt keeps
+  // keep_trailing_newline off).
+  const lines = rawCode.split(/\r\n|\r|\n/);
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  const src = lines.join('\n');
+  const tagStart = /\{[{%#]/g;
+  let out = '';
+  let pos = 0;
+  let stripLeading = false;
+  for (;;) {
+    tagStart.lastIndex = pos;
+    const tag = tagStart.exec(src);
+    let text = src.slice(pos, tag ? tag.index : src.length);
+    if (stripLeading) text = text.replace(LEADING_SPACE, '');
+    if (!tag) return out + text;
+    let i = tag.index + 2;
+    // `+` only matters with lstrip_blocks, which dbt leaves off.
+    const sign = src.startsWith('-', i) ? '-' : src.startsWith('+', i) ? '+' : '';
+    i += sign.length;
+    out += sign === '-' ? text.replace(TRAILING_SPACE, '') : text;
+    if (tag[0] === '{%') return undefined;
+    if (tag[0] === '{#') {
+      // A comment ends at the first `#}`; `-#}` also takes the whitespace after it.
+      const close = src.indexOf('#}', i);
+      if (close < 0) return undefined;
+      stripLeading = close > i && src[close - 1] === '-';
+      pos = close + 2;
+      continue;
+    }
+    const expr = parseCallExpression(src, i);
+    if (!expr) return undefined;
+    if (expr.call === 'config') {
+      if (NOT_SPACE.test(out)) return undefined;
+    } else {
+      const relation = relationOf(expr.call);
+      if (relation === undefined) return undefined;
+      out += relation;
+    }
+    stripLeading = expr.stripAfter;
+    pos = expr.end;
+  }
+}
+
+// Jinja strips with Python's str.rstrip() and re `\s`, whose whitespace is not JavaScript's: Python adds
+// \x1c-\x1f and \x85, JavaScript adds \ufeff.
+const PY_SPACE = '\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+const LEADING_SPACE = new RegExp(`^[${PY_SPACE}]+`);
+const TRAILING_SPACE = new RegExp(`[${PY_SPACE}]+$`);
+const NOT_SPACE = new RegExp(`[^${PY_SPACE}]`);
+const SPACE_RUN = new RegExp(`[${PY_SPACE}]*`, 'y');
+const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
+// Strings without backslashes: their value is their text. One with escapes makes the call unreadable here.
+const PLAIN_STRING = /'([^'\\]*)'|"([^"\\]*)"/y;
+const INTEGER = /(?:[1-9][0-9]*|0)(?![0-9A-Za-z_.])/y;
+
+interface CallExpression {
+  call: DbtRelationCall | 'config';
+  /** Index after the closing `}}` and, for `-}}`, the whitespace it takes. */
+  end: number;
+  stripAfter: boolean;
+}
+
+/** `ref(...)`, `source(...)` or `config(...)` and the closing `}}`, from `start` just after `{{` (and its sign). */
+function parseCallExpression(src: string, start: number): CallExpression | undefined {
+  let i = start;
+  const sticky = (re: RegExp): RegExpExecArray | null => {
+    re.lastIndex = i;
+    const m = re.exec(src);
+    if (m) i = re.lastIndex;
+    return m;
+  };
+  const space = () => sticky(SPACE_RUN);
+  const punct = (c: string) => {
+    space();
+    if (src[i] !== c) return false;
+    i++;
+    return true;
+  };
+
+  space();
+  const fn = sticky(NAME)?.[0];
+  if ((fn !== 'ref' && fn !== 'source' && fn !== 'config') || !punct('(')) return undefined;
+  let call: DbtRelationCall | 'config';
+  if (fn === 'config') {
+    const close = skipBalanced(src, i - 1);
+    if (close === undefined) return undefined;
+    i = close;
+    call = 'config';
+  } else {
+    const positional: string[] = [];
+    const keywords = new Map<string, string>();
+    while (!punct(')')) {
+      space();
+      const kw = sticky(NAME)?.[0];
+      if (kw !== undefined && !punct('=')) return undefined;
+      space();
+      const str = sticky(PLAIN_STRING);
+      const value = str ? (str[1] ?? str[2]!) : kw !== undefined ? sticky(INTEGER)?.[0] : undefined;
+      if (value === undefined) return undefined;
+      if (kw === undefined) {
+        if (keywords.size > 0) return undefined;
+        positional.push(value);
+      } else {
+        if (keywords.has(kw)) return undefined;
+        keywords.set(kw, value);
+      }
+      if (!punct(',')) {
+        if (!punct(')')) return undefined;
+        break;
+      }
+    }
+    if (fn === 'source') {
+      const [source, table] = positional;
+      if (positional.length !== 2 || keywords.size > 0 || !source || !table) return undefined;
+      call = { kind: 'source', source, table };
+    } else {
+      const name = positional[positional.length - 1];
+      const pkg = positional.length === 2 ? positional[0] : undefined;
+      if (positional.length < 1 || positional.length > 2 || !name || pkg === '') return undefined;
+      if ([...keywords.keys()].some((k) => k !== 'v' && k !== 'version') || keywords.size > 1) return undefined;
+      const version = keywords.get('v') ?? keywords.get('version');
+      call = {
+        kind: 'ref',
+        name,
+        ...(pkg !== undefined ? { package: pkg } : {}),
+        ...(version !== undefined ? { version } : {}),
+      };
+    }
+  }
+  space();
+  if (src.startsWith('-}}', i)) return { call, end: i + 3, stripAfter: true };
+  if (src.startsWith('}}', i)) return { call, end: i + 2, stripAfter: false };
+  return undefined;
+}
+
+/** Index after the bracket that closes the one at `open`, skipping Jinja strings; undefined if unbalanced. */
+function skipBalanced(src: string, open: number): number | undefined {
+  const closers: Record<string, string> = { '(': ')', '[': ']', '{': '}' };
+  const expected: string[] = [];
+  for (let i = open; i < src.length; i++) {
+    const c = src[i]!;
+    if (c === "'" || c === '"') {
+      i++;
+      while (i < src.length && src[i] !== c) i += src[i] === '\\' ? 2 : 1;
+      if (i >= src.length) return undefined;
+    } else if (closers[c] !== undefined) {
+      expected.push(closers[c]);
+    } else if (c === ')' || c === ']' || c === '}') {
+      if (expected.pop() !== c) return undefined;
+      if (expected.length === 0) return i + 1;
+    }
+  }
+  return undefined;
+}
+
+const REF_TARGETS: ReadonlySet<string> = new Set(['model', 'seed', 'snapshot']);
+
+/** A node's raw_code as SQL (renderRawCode), each ref and source as the entity id of the node dbt resolved it to. */
+function renderedSql(
+  node: ManifestNode,
+  byUniqueId: Map<string, ManifestNode>,
+  idParts: Map<string, string[]>,
+  rootProject: string | undefined,
+): string | undefined {
+  if (node.resource_type === 'source' || (node.language ?? 'sql') !== 'sql' || !nonEmpty(node.raw_code)) return;
+  // A project may override ref or source with its own macro, which renders whatever it likes.
+  if ((node.depends_on?.macros ?? []).some((m) => /\.(ref|source)$/.test(m))) return;
+  const upstream = (node.depends_on?.nodes ?? []).flatMap((u) => byUniqueId.get(u) ?? []);
+  return nonEmpty(
+    renderRawCode(node.raw_code!, (call) => {
+      if (!declaresCall(node, call)) return undefined;
+      const target = resolveCall(node, call, upstream, rootProject);
+      const parts = target && idParts.get(target.unique_id);
+      return parts?.map(sqlIdentifier).join('.');
+    }),
+  );
+}
+
+/** Whether the node's parsed refs/sources list the call (a stale or foreign manifest may not). */
+function declaresCall(node: ManifestNode, call: DbtRelationCall): boolean {
+  if (call.kind === 'source') return (node.sources ?? []).some((s) => s[0] === call.source && s[1] === call.table);
+  return (node.refs ?? []).some((r) => {
+    const ref = Array.isArray(r)
+      ? { name: r[r.length - 1], package: r.length > 1 ? r[0] : null, version: null }
+      : { name: r.name, package: r.package ?? null, version: r.version ?? null };
+    return (
+      ref.name === call.name &&
+      (ref.package ?? undefined) === call.package &&
+      (ref.version === null ? undefined : String(ref.version)) === call.version
+    );
+  });
+}
+
+/**
+ * The node among the node's `depends_on` that dbt resolved the call to, by dbt's rules: a ref's package
+ * when given, else the root project's node, the node's own package's, any; an unversioned ref to a
+ * versioned model is its latest version. Undefined unless exactly one node qualifies.
+ */
+function resolveCall(
+  node: ManifestNode,
+  call: DbtRelationCall,
+  upstream: ManifestNode[],
+  rootProject: string | undefined,
+): ManifestNode | undefined {
+  const version = (n: ManifestNode) => (n.version === null || n.version === undefined ? undefined : String(n.version));
+  const matches = upstream.filter((n) =>
+    call.kind === 'source'
+      ? n.resource_type === 'source' && n.source_name === call.source && n.name === call.table
+      : REF_TARGETS.has(n.resource_type) &&
+        n.name === call.name &&
+        (call.package === undefined || n.package_name === call.package) &&
+        (call.version !== undefined
+          ? version(n) === call.version
+          : version(n) === undefined || version(n) === String(n.latest_version)),
+  );
+  const byPackage = [rootProject, node.package_name].map((p) => matches.filter((n) => n.package_name === p));
+  const chosen = byPackage.find((m) => m.length > 0) ?? matches;
+  return chosen.length === 1 ? chosen[0] : undefined;
+}
+
+// Words the SQL readers treat as clause keywords where a table name goes: quoted, like any other name
+// that is not a plain identifier, so the rendered reference reads back as the id.
+const SQL_KEYWORDS: ReadonlySet<string> = new Set(
+  (
+    'all and any as asc by case connect cross desc distinct else end except fetch for from full group having in ' +
+    'inner intersect into is join lateral left limit minus natural not null offset on only option or order outer ' +
+    'qualify returning right rows select start table then union using values when where window with'
+  ).split(' '),
+);
+
+function sqlIdentifier(part: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(part) && !SQL_KEYWORDS.has(part.toLowerCase())
+    ? part
+    : `"${part.replace(/"/g, '""')}"`;
 }
