@@ -1,6 +1,8 @@
 import type { AgentName, EntityFailure, Proposal } from '../domain/proposal';
 import { proposalId } from '../domain/digest';
-import { NO_MODEL_AGENTS, EVIDENCE } from '../judgment/agents';
+import { NO_MODEL_AGENTS, NEEDS_NEIGHBOURS } from '../judgment/agents';
+import { NO_NEIGHBOURS } from '../judgment/description-evidence';
+import { loadNeighbours } from './neighbours';
 import { catalogContext } from './catalog-access';
 import { faultPoint } from './fault-points';
 import { sweepContext, type ActivityDeps } from './sweep-context';
@@ -22,17 +24,20 @@ export function createAgentActivities(deps: ActivityDeps) {
       const ctx = await catalogContext(catalog);
       const { entities } = await catalog.getEntities(input.ids);
       const fn = NO_MODEL_AGENTS[input.agent];
+      const neighbours = NEEDS_NEIGHBOURS.has(input.agent)
+        ? await loadNeighbours(catalog, entities, ctx)
+        : NO_NEIGHBOURS;
       const proposals: Proposal[] = [];
       const failures: EntityFailure[] = [];
       for (const e of entities) {
         try {
-          for (const change of fn(e, ctx)) {
+          for (const { change, evidence } of fn(e, ctx, neighbours)) {
             proposals.push({
               id: proposalId(meta.catalogName, e.id, change),
               entityId: e.id,
               agent: input.agent,
               change,
-              evidence: EVIDENCE[input.agent](e, change).map((s) => s.slice(0, 300)),
+              evidence: evidence.slice(0, 20).map((s) => s.slice(0, 300)),
             });
           }
         } catch (err) {

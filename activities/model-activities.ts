@@ -12,6 +12,7 @@ import { catalogContext } from './catalog-access';
 import { toApplicationFailure } from './failures';
 import { proposeWithModel } from './model/model-agents';
 import { reviewWithModel } from './model/model-review';
+import { loadNeighbours } from './neighbours';
 
 /**
  * Endpoints this worker has seen exhausted, per sweep: a sibling activity of the same sweep fails at once
@@ -117,7 +118,7 @@ export function createModelActivities(deps: {
   const env = deps.env ?? process.env;
 
   /** The sweep's ledger and catalog, and the one entity a model call is about (EntityInvalid if unreadable). */
-  async function open(ledgerKey: string, entityId: string) {
+  async function open(ledgerKey: string, entityId: string, withNeighbours = false) {
     const ledger = new SweepLedger(deps.stateDir, ledgerKey);
     const meta = await ledger.meta();
     const catalog = await deps.catalogs(meta.catalogRef);
@@ -129,7 +130,10 @@ export function createModelActivities(deps: {
         message: `entity ${entityId} not readable`,
       });
     }
-    return { ledger, meta, ctx: await catalogContext(catalog), entity };
+    const ctx = await catalogContext(catalog);
+    // The entities it reads: what inherited and derived descriptions rest on, for the prompt.
+    const neighbours = withNeighbours ? await loadNeighbours(catalog, [entity], ctx) : undefined;
+    return { ledger, meta, ctx, entity, neighbours };
   }
 
   return {
@@ -147,15 +151,16 @@ export function createModelActivities(deps: {
       retired: string[];
     }): Promise<{ proposals: number }> {
       refuseIfExhausted(input.sweepId, input.endpoint, input.retired);
-      const { ledger, meta, ctx, entity } = await open(input.ledgerKey, input.entityId);
+      const describing = input.agent === 'description-drafter';
+      const { ledger, meta, ctx, entity, neighbours } = await open(input.ledgerKey, input.entityId, describing);
       const changes = await withProviderErrors(input.sweepId, input.endpoint, input.retired, (signal) =>
-        proposeWithModel(input.agent, entity, ctx, {
-          endpoint: input.endpoint,
-          env,
-          pacer,
-          signal,
-          onWait: () => Context.current().heartbeat(),
-        }),
+        proposeWithModel(
+          input.agent,
+          entity,
+          ctx,
+          { endpoint: input.endpoint, env, pacer, signal, onWait: () => Context.current().heartbeat() },
+          neighbours,
+        ),
       );
       const proposals: Proposal[] = changes.map((change) => ({
         id: proposalId(meta.catalogName, entity.id, change),
@@ -181,13 +186,14 @@ export function createModelActivities(deps: {
       retired: string[];
     }): Promise<{ approved: number; rejected: number }> {
       refuseIfExhausted(input.sweepId, input.endpoint, input.retired);
-      const { ledger, ctx, entity } = await open(input.ledgerKey, input.entityId);
       const wanted = new Set(input.proposalIds);
+      const { ledger, ctx, entity, neighbours } = await open(input.ledgerKey, input.entityId, true);
       const proposals = (await ledger.proposals(input.pageIndex)).filter((p) => wanted.has(p.id));
       const outcomes = await withProviderErrors(input.sweepId, input.endpoint, input.retired, (signal) =>
         reviewWithModel({
           entity,
           ctx,
+          neighbours,
           proposals,
           endpoint: input.endpoint,
           env,

@@ -3,7 +3,7 @@ import { Context } from '@temporalio/activity';
 import type { EntityFailure, ProposalChange } from '../domain/proposal';
 import type { ReviewMode } from '../domain/sweep';
 import type { SweepReport, ReportProposal, KindCounts, RetiredEndpoint } from '../domain/report';
-import type { CatalogStats } from '../judgment/catalog-stats';
+import { addStats, emptyStats } from '../judgment/catalog-stats';
 import { ReportSpool } from './report-spool';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 
@@ -46,15 +46,9 @@ export function createReportActivities(deps: ActivityDeps) {
       const kept: ReportProposal[] = [];
       const spool = new ReportSpool(ledger.reportFile());
       const fs = await import('node:fs/promises');
-      const before: CatalogStats = { describable: 0, described: 0, piiLooking: 0, tagged: 0 };
-      const after: CatalogStats = { describable: 0, described: 0, piiLooking: 0, tagged: 0 };
-      const add = (to: CatalogStats, s: CatalogStats | undefined) => {
-        if (!s) return;
-        to.describable += s.describable;
-        to.described += s.described;
-        to.piiLooking += s.piiLooking;
-        to.tagged += s.tagged;
-      };
+      const before = emptyStats();
+      const after = emptyStats();
+      const add = addStats;
       try {
         for (const n of await ledger.pageNumbers()) {
           Context.current().heartbeat(n);
@@ -149,6 +143,8 @@ export function createReportActivities(deps: ActivityDeps) {
           describedBefore: before.described,
           describedAfter: after.described,
           describable: after.describable,
+          sources: after.sources,
+          restatementsNotCounted: after.restatements,
         },
         piiGovernance: {
           tagged: after.tagged,

@@ -3,6 +3,8 @@ import type { ReviewMode } from '../domain/sweep';
 import { mechanicalReview } from '../judgment/mechanical-gate';
 import { summarize } from '../judgment/agents';
 import { catalogContext } from './catalog-access';
+import { NO_NEIGHBOURS } from '../judgment/description-evidence';
+import { loadNeighbours } from './neighbours';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 
 /** The mechanical gate over a page, what waits for people, and outcomes decided in the workflow. */
@@ -24,12 +26,16 @@ export function createReviewActivities(deps: ActivityDeps) {
       const proposals = await ledger.proposals(input.pageIndex);
       const { entities } = await catalog.getEntities([...new Set(proposals.map((p) => p.entityId))]);
       const byId = new Map(entities.map((e) => [e.id, e]));
+      // Descriptions inherited or derived along lineage are checked against the entities they read.
+      const described = new Set(proposals.filter((p) => p.change.kind === 'description').map((p) => p.entityId));
+      const describing = entities.filter((e) => described.has(e.id));
+      const neighbours = describing.length > 0 ? await loadNeighbours(catalog, describing, ctx) : NO_NEIGHBOURS;
       const outcomes: Outcome[] = [];
       const passed: Record<string, string[]> = {};
       let approved = 0;
       let rejected = 0;
       for (const p of proposals) {
-        const r = mechanicalReview(p, byId.get(p.entityId), ctx);
+        const r = mechanicalReview(p, byId.get(p.entityId), ctx, neighbours);
         if (r.decision === 'rejected') {
           rejected++;
           outcomes.push({ proposalId: p.id, decision: 'rejected', reason: r.reason, reviewer: 'mechanical-gate' });

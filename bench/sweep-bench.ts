@@ -11,9 +11,7 @@ import { CatalogFile, type CatalogEntity } from '../domain/catalog';
 import { proposalId } from '../domain/digest';
 import type { SweepReport } from '../domain/report';
 import { effectivePageSize } from '../domain/sweep';
-import { draftDescriptions } from '../judgment/description-drafter';
-import { proposePiiTags } from '../judgment/pii-classifier';
-import { checkLineage } from '../judgment/lineage-checker';
+import { NO_MODEL_AGENTS } from '../judgment/agents';
 import { createCatalogContext } from '../judgment/catalog-context';
 import { mechanicalReview } from '../judgment/mechanical-gate';
 import { applyChange } from '../catalog/file-repairs';
@@ -39,9 +37,11 @@ function inProcessLoop(file: string): { wallMs: number; written: number; entitie
   const t0 = performance.now();
   const cat = CatalogFile.parse(JSON.parse(readFileSync(file, 'utf8')));
   const ctx = createCatalogContext(cat.entities.map((e) => e.id));
+  const byId = new Map(cat.entities.map((e) => [e.id, e as CatalogEntity]));
+  const neighbours = { get: (id: string) => byId.get(id) };
   let written = 0;
   for (const e of cat.entities as CatalogEntity[]) {
-    const changes = [...draftDescriptions(e, ctx), ...proposePiiTags(e), ...checkLineage(e, ctx)];
+    const changes = Object.values(NO_MODEL_AGENTS).flatMap((agent) => agent(e, ctx, neighbours).map((p) => p.change));
     for (const change of changes) {
       const p = {
         id: proposalId(cat.name, e.id, change),
@@ -51,7 +51,7 @@ function inProcessLoop(file: string): { wallMs: number; written: number; entitie
         evidence: [],
       };
       if (
-        mechanicalReview(p, e, ctx).decision === 'approved' &&
+        mechanicalReview(p, e, ctx, neighbours).decision === 'approved' &&
         applyChange(e, change, p.id, false).status === 'written'
       )
         written++;

@@ -19,6 +19,8 @@ const PublicColumn = z.object({
   note: z.string().optional(),
   source_columns: z.array(z.string()).optional(),
   expression: z.string().nullish(),
+  /** A person's description or column comment: evidence the PII rules read like the name. */
+  description: z.string().optional(),
 });
 
 const PublicTable = z.object({
@@ -94,6 +96,7 @@ export function convertPublicSchema(json: unknown, fileLabel: string): Converted
         nullable: c.nullable ?? true,
         primary_key: c.primary_key ?? false,
         ...(c.foreign_key ? { foreign_key: c.foreign_key } : {}),
+        ...(c.description?.trim() ? { description: c.description, description_source: 'human' as const } : {}),
       })),
       upstream: table.upstream,
       ...(table.sql !== undefined ? { sql: table.sql } : {}),

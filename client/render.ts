@@ -19,12 +19,27 @@ export function coverageRows(r: SweepReport): string[][] {
       `${pct(r.coverage.descriptionsBefore)} (${r.coverage.describedBefore} of ${r.coverage.describable})`,
       `${pct(r.coverage.descriptionsAfter)} (${r.coverage.describedAfter} of ${r.coverage.describable})`,
     ],
+    ['Informative descriptions by source (after)', '', sourcesText(r)],
     [
       'PII-looking columns tagged',
       `${r.piiGovernance.taggedBefore} of ${r.piiGovernance.piiLooking}`,
       `${r.piiGovernance.tagged} of ${r.piiGovernance.piiLooking} (${pct(r.piiGovernance.ratio)})`,
     ],
   ];
+}
+
+/**
+ * Where the counted descriptions came from, and what was not counted: "human 17, inherited 7, derived 57,
+ * model 0; 3 restatements not counted". Reports from before the sources were kept say so.
+ */
+export function sourcesText(r: SweepReport): string {
+  const s = r.coverage.sources;
+  if (s === undefined) return 'not recorded by this report version';
+  const left = r.coverage.restatementsNotCounted ?? 0;
+  return (
+    `human ${s.human}, inherited ${s.inherited}, derived ${s.derived}, model ${s.model}` +
+    (left > 0 ? `; ${left} ${left === 1 ? 'restatement' : 'restatements'} of the schema not counted` : '')
+  );
 }
 
 export const RETIRED_HEADER = ['endpoint', 'reason', 'status', 'window', 'resets at', 'provider said', 'retired at'];
@@ -259,7 +274,8 @@ export function renderReportText(r: SweepReport, opts: { uiLink?: string } = {})
   if (r.keptHumanText) out.push(`Kept ${r.keptHumanText} human-written texts (not overwritten).`);
   out.push(
     `Description coverage: ${pct(r.coverage.descriptionsBefore)} → ${pct(r.coverage.descriptionsAfter)} ` +
-      `(${r.coverage.describedBefore} → ${r.coverage.describedAfter} of ${r.coverage.describable} tables and columns)`,
+      `(${r.coverage.describedBefore} → ${r.coverage.describedAfter} of ${r.coverage.describable} tables and columns ` +
+      `with a description that says more than the schema; ${sourcesText(r)})`,
   );
   out.push(
     `PII governance: ${r.piiGovernance.tagged} of ${r.piiGovernance.piiLooking} PII-looking columns tagged (${pct(r.piiGovernance.ratio)})`,

@@ -26,6 +26,17 @@ export const EntityEvidence = z.object({
     }),
   ),
   upstream: z.array(z.object({ id: z.string(), exists: z.boolean() })),
+  /** What the catalog establishes beyond names and types (judgment/description-evidence.ts), bounded. */
+  established: z
+    .array(
+      z.object({
+        target: z.enum(['table', 'column']),
+        column: z.string().optional(),
+        basis: z.enum(['inherited', 'derived']),
+        text: z.string(),
+      }),
+    )
+    .optional(),
   sql: z.string().optional(),
 });
 export type EntityEvidence = z.infer<typeof EntityEvidence>;

@@ -60,6 +60,13 @@ export interface SweepReport {
     describedBefore: number;
     describedAfter: number;
     describable: number;
+    /**
+     * Where the informative descriptions after the sweep came from: people, ARGUS inheriting a person's text
+     * along lineage, ARGUS deriving it from SQL or keys, a model. Their sum is `describedAfter`.
+     */
+    sources: { human: number; inherited: number; derived: number; model: number };
+    /** Descriptions present that only restate the name, type or schema: not counted in the figures above. */
+    restatementsNotCounted: number;
   };
   piiGovernance: { tagged: number; piiLooking: number; ratio: number; taggedBefore: number };
   failures: EntityFailure[];

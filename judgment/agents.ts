@@ -4,30 +4,31 @@ import { draftDescriptions } from './description-drafter';
 import { proposePiiTags } from './pii-classifier';
 import { checkLineage } from './lineage-checker';
 import type { CatalogContext } from './catalog-context';
+import type { Neighbours } from './description-evidence';
 
-/** What a no-model agent computes for one entity. */
-export type AgentFn = (entity: CatalogEntity, ctx: CatalogContext) => ProposalChange[];
+/** A change an agent proposes and what it relied on (short strings: rules, columns, lineage edges). */
+export interface AgentProposal {
+  change: ProposalChange;
+  evidence: string[];
+}
+
+/** What a no-model agent computes for one entity; `neighbours` holds the entities it reads (lineage). */
+export type AgentFn = (entity: CatalogEntity, ctx: CatalogContext, neighbours: Neighbours) => AgentProposal[];
 
 export const NO_MODEL_AGENTS: Record<AgentName, AgentFn> = {
-  'description-drafter': (e, ctx) => draftDescriptions(e, ctx),
-  'pii-classifier': (e) => proposePiiTags(e),
-  'lineage-checker': (e, ctx) => checkLineage(e, ctx),
+  'description-drafter': (e, ctx, neighbours) =>
+    draftDescriptions(e, ctx, neighbours).map((d) => ({ change: d.change, evidence: d.fact.evidence })),
+  'pii-classifier': (e) =>
+    proposePiiTags(e).map((c) => ({ change: c, evidence: [`column ${c.column} of ${e.id}`, c.explanation] })),
+  'lineage-checker': (e, ctx) =>
+    checkLineage(e, ctx).map((c) => ({
+      change: c,
+      evidence: [`recorded upstream: ${e.upstream.join(', ') || '(none)'}`, `finding: ${c.finding} ${c.upstream}`],
+    })),
 };
 
-export const EVIDENCE: Record<AgentName, (e: CatalogEntity, c: ProposalChange) => string[]> = {
-  'description-drafter': (e, c) => [
-    `schema: ${e.kind} ${e.id} with ${e.columns.length} columns`,
-    ...(c.kind === 'description' && c.column
-      ? [`column ${c.column}: ${e.columns.find((x) => x.name === c.column)?.type ?? '?'}`]
-      : []),
-    ...(e.upstream.length ? [`recorded upstream: ${e.upstream.slice(0, 8).join(', ')}`] : []),
-  ],
-  'pii-classifier': (e, c) => (c.kind === 'pii_tag' ? [`column ${c.column} of ${e.id}`, c.explanation] : []),
-  'lineage-checker': (e, c) =>
-    c.kind === 'lineage_flag'
-      ? [`recorded upstream: ${e.upstream.join(', ') || '(none)'}`, `finding: ${c.finding} ${c.upstream}`]
-      : [],
-};
+/** Agents that read the entities upstream of the one they work on. */
+export const NEEDS_NEIGHBOURS: ReadonlySet<AgentName> = new Set(['description-drafter']);
 
 /** One line saying what a proposal would write. */
 export function summarize(entityId: string, c: ProposalChange): string {

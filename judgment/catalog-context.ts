@@ -1,3 +1,5 @@
+export { nameWords, splitWords } from './words';
+
 /**
  * What an agent or the mechanical gate may ask about the rest of the catalog: whether an entity id
  * exists, and which entity a SQL table reference names. Built from ids alone, so it carries no
@@ -97,38 +99,6 @@ export function splitQualifiedName(name: string): string[] {
   if (current.trim() !== '') parts.push(current.trim().toLowerCase());
   return parts;
 }
-
-/**
- * The words of an identifier, lowercase: snake_case, kebab-case, spaces, camelCase and digit runs are
- * all boundaries ("cust_first_name" → cust first name, "HomePhone" → home phone, "address1" →
- * address 1, "HTTPStatus" → http status). Shared by the drafter (to humanise names) and the gate
- * (to recognise names restated in prose), so the two always agree on what a name says.
- */
-export function nameWords(name: string): string[] {
-  const hit = wordsCache.get(name);
-  if (hit !== undefined) return [...hit];
-  const words = splitWords(name);
-  if (wordsCache.size >= 20000) wordsCache.clear();
-  wordsCache.set(name, words);
-  return [...words];
-}
-
-const NOT_WORD = /[^\p{L}\p{N}]+/u;
-const WORD_PIECE = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+|\p{L}+/gu;
-
-/** nameWords without the cache: for free text, which rarely repeats and would only evict the names. */
-export function splitWords(text: string): string[] {
-  const words: string[] = [];
-  for (const chunk of text.split(NOT_WORD)) {
-    if (chunk === '') continue;
-    const pieces = chunk.match(WORD_PIECE) ?? [];
-    for (const p of pieces) words.push(p.toLowerCase());
-  }
-  return words;
-}
-
-/** Names repeat across a review (every column, every proposal); splitting them is worth caching. */
-const wordsCache = new Map<string, string[]>();
 
 function sameParts(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((p, i) => p === b[i]);

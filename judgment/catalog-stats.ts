@@ -1,28 +1,85 @@
 import type { CatalogEntity } from '../domain/catalog';
 import { looksLikePii } from './pii-classifier';
+import { isRestatement } from './informative';
+import { isUninformative } from './claims';
+import { basisOfArgusText } from './description-evidence';
+
+/** Who or what an informative description came from. */
+export interface DescriptionSources {
+  human: number;
+  inherited: number;
+  derived: number;
+  model: number;
+}
 
 /** A page's figures before or after its write: summed over pages, they are the catalog's. */
 export interface CatalogStats {
   describable: number;
+  /** Informative descriptions only: the sum of `sources`. */
   described: number;
+  sources: DescriptionSources;
+  /** Descriptions present that only restate the name, type or schema: not counted as described. */
+  restatements: number;
   piiLooking: number;
   tagged: number;
 }
 
+export function emptyStats(): CatalogStats {
+  return {
+    describable: 0,
+    described: 0,
+    sources: { human: 0, inherited: 0, derived: 0, model: 0 },
+    restatements: 0,
+    piiLooking: 0,
+    tagged: 0,
+  };
+}
+
+/** Add `s` into `to` (figures stored by an older version lack sources and restatements: counted as human). */
+export function addStats(to: CatalogStats, s: Partial<CatalogStats> | undefined): void {
+  if (!s) return;
+  to.describable += s.describable ?? 0;
+  to.described += s.described ?? 0;
+  const src = s.sources ?? { human: s.described ?? 0, inherited: 0, derived: 0, model: 0 };
+  to.sources.human += src.human;
+  to.sources.inherited += src.inherited;
+  to.sources.derived += src.derived;
+  to.sources.model += src.model;
+  to.restatements += s.restatements ?? 0;
+  to.piiLooking += s.piiLooking ?? 0;
+  to.tagged += s.tagged ?? 0;
+}
+
+/**
+ * Description coverage and PII governance of some entities. A description counts only when it tells a
+ * reader something the catalog does not already show (isRestatement, isUninformative); each counted one
+ * is attributed to a person, or to ARGUS by the form of its text (inherited, derived, else a model).
+ */
 export function catalogStats(entities: CatalogEntity[]): CatalogStats {
-  let describable = 0;
-  let described = 0;
-  let piiLooking = 0;
-  let tagged = 0;
+  const stats = emptyStats();
+  const count = (
+    holder: { description?: string; description_source?: string },
+    entity: CatalogEntity,
+    column?: string,
+  ) => {
+    const text = holder.description;
+    if (text === undefined || text.trim() === '') return;
+    if (isUninformative(text, entity, column) || isRestatement(text, entity, column)) {
+      stats.restatements++;
+      return;
+    }
+    stats.described++;
+    stats.sources[holder.description_source === 'argus' ? basisOfArgusText(text) : 'human']++;
+  };
   for (const e of entities) {
-    describable += 1 + e.columns.length;
-    if (e.description?.trim()) described++;
+    stats.describable += 1 + e.columns.length;
+    count(e, e);
     for (const c of e.columns) {
-      if (c.description?.trim()) described++;
+      count(c, e, c.name);
       const isTagged = c.tags.some((t) => t.kind === 'pii');
-      if (isTagged) tagged++;
-      if (isTagged || (!e.pii_exceptions.includes(c.name) && looksLikePii(c, e))) piiLooking++;
+      if (isTagged) stats.tagged++;
+      if (isTagged || (!e.pii_exceptions.includes(c.name) && looksLikePii(c, e))) stats.piiLooking++;
     }
   }
-  return { describable, described, piiLooking, tagged };
+  return stats;
 }

@@ -1,6 +1,8 @@
 import type { CatalogColumn, CatalogEntity } from '../domain/catalog';
 import { nameWords, splitWords, type CatalogContext } from './catalog-context';
+import { singular } from './words';
 import { tablesReadBySql } from './sql-tables';
+import type { Neighbours } from './description-evidence';
 
 /**
  * Detectors for what a description may not assert: facts about the world that a schema and recorded
@@ -254,8 +256,9 @@ export function detectUnsupportedClaims(
   entity: CatalogEntity,
   ctx: CatalogContext,
   column?: string,
+  neighbours?: Neighbours,
 ): UnsupportedClaim[] {
-  const evidence = buildEvidence(entity, ctx, column);
+  const evidence = { ...buildEvidence(entity, ctx, column), neighbours };
   const claims: UnsupportedClaim[] = [];
   const seen = new Set<string>();
   const add = (kind: ClaimKind, phrase: string, why: string) => {
@@ -336,6 +339,8 @@ interface Evidence {
   /** Literal occurrences of recorded names (columns, types, ids, FKs, lineage ids), lowercase, longest first. */
   literalNames: string[];
   ctx: CatalogContext;
+  /** The entities this one reads, when loaded: a column of one of them named in the text must exist. */
+  neighbours?: Neighbours;
 }
 
 // An entity's evidence depends only on its structure and the catalog's ids, and a page review asks for it once
@@ -808,8 +813,14 @@ function checkDotted(token: string, evidence: Evidence, add: Add): void {
     return;
   }
   if (owner !== undefined && related.has(owner)) {
-    // A column of a related entity: the gate only sees ids, so accept it when the SQL or schema names it.
-    if (!evidence.knownWords.has(last)) add('reference', token, "is not a column this entity's SQL or schema names");
+    // A column of a related entity: checked against that entity when it is loaded, else accepted when the
+    // SQL or schema names it.
+    const loaded = evidence.neighbours?.get(owner);
+    if (loaded !== undefined) {
+      if (!loaded.columns.some((c) => c.name.toLowerCase() === last))
+        add('reference', token, `is not a column of ${clip(owner)}`);
+    } else if (!evidence.knownWords.has(last))
+      add('reference', token, "is not a column this entity's SQL or schema names");
     return;
   }
   if (owner !== undefined) {
@@ -828,12 +839,6 @@ function checkWord(token: string, evidence: Evidence, add: Add): void {
     return;
   }
   add('reference', token, `is not a column of ${clip(evidence.entity.id)}`);
-}
-
-function singular(word: string): string {
-  if (word.endsWith('ies')) return `${word.slice(0, -3)}y`;
-  if (word.endsWith('s') && !word.endsWith('ss')) return word.slice(0, -1);
-  return word;
 }
 
 function clip(text: string, max = 80): string {

@@ -1,10 +1,12 @@
 import { PiiCategory, type CatalogEntity } from '../domain/catalog';
 import type { PiiTagChange } from '../domain/proposal';
-import { nameWords } from './catalog-context';
 import { approve, findColumn, q, reject, type GateVerdict } from './gate-verdict';
+import { typeFamily, type TypeFamily } from './sql-types';
+import { describedPhrase, namePath, nameWords, singular } from './words';
 
 // ---------------------------------------------------------------------------------------------
-// PII tags: the gate's own evidence (name tokens, type, table context), independent of any classifier.
+// PII tags: the gate's own evidence (name tokens, type, table context, the column's own description read as
+// vocabulary), independent of any classifier and never the proposal's explanation or evidence.
 
 /** Tables (or column qualifiers) whose rows are people. */
 const PERSON = new Set([
@@ -56,6 +58,11 @@ const PERSON = new Set([
   'spouse',
   'parent',
   'beneficiary',
+  'approver',
+  'requester',
+  'reviewer',
+  'assignee',
+  'reporter',
   'policyholder',
   'borrower',
   'billing',
@@ -65,6 +72,10 @@ const PERSON = new Set([
   'insured',
   'learner',
   'consumer',
+  'caller',
+  'supervisor',
+  'holder',
+  'enrollee',
 ]);
 
 /** Tables (or column qualifiers) whose rows are businesses: their contact details are not personal data. */
@@ -95,7 +106,66 @@ const BUSINESS = new Set([
   'hotel',
   'airline',
   'airport',
+  'pharmacy',
+  'clinic',
+  'hospital',
+  'laboratory',
+  'lab',
+  'school',
+  'university',
+  'shop',
+  'retailer',
+  'dealer',
+  'insurer',
 ]);
+
+/** Machines and installations (or column qualifiers naming one): their addresses are not a person's. */
+const MACHINE = new Set([
+  'server',
+  'host',
+  'hostname',
+  'node',
+  'machine',
+  'device',
+  'router',
+  'gateway',
+  'tower',
+  'mast',
+  'antenna',
+  'sensor',
+  'cluster',
+  'instance',
+  'container',
+  'pod',
+  'firewall',
+  'relay',
+  'loopback',
+  'vm',
+  'proxy',
+  'balancer',
+  'datacenter',
+  'installation',
+  'appliance',
+]);
+const MACHINE_CATEGORIES = new Set<PiiCategory>(['ip_address', 'address', 'postal_code', 'precise_location', 'email']);
+
+/** Name words that make a column a statistic about people (users_with_phone_pct, email_count). */
+const STATISTIC = new Set(
+  'count counts cnt pct percent percentage ratio avg average mean median sum dau wau mau'.split(' '),
+);
+/** Name words that make a column a yes/no flag about a value (has_phone, email_verified). */
+const FLAG_FIRST = new Set('is has have had was can did does'.split(' '));
+const FLAG_LAST = new Set(
+  'flag verified validated confirmed consented opted optin optout bounced valid invalid present exists missing'.split(
+    ' ',
+  ),
+);
+const ID_WORDS = new Set(['id', 'key', 'uuid', 'guid', 'pk', 'fk', 'ref']);
+/** Categories whose value may itself be an identifier (email_id, tax_id, login_key). */
+const ID_CATEGORIES = new Set<PiiCategory>(['email', 'username', 'national_id', 'payment_card', 'bank_account']);
+
+/** Abbreviations the gate reads as the word (preferred_nm, display_nm). */
+const ALIASES: Record<string, string> = { nm: 'name', eml: 'email', phn: 'phone', addr: 'address', mob: 'mobile' };
 
 /** Tables (or column qualifiers) whose rows are neither people nor parties: places, products, media. */
 const NON_PERSON = new Set([
@@ -239,22 +309,10 @@ const ROLE_NOUNS = new Set([
 
 const CONTACT_CATEGORIES = new Set<PiiCategory>(['email', 'phone', 'address', 'postal_code', 'person_name']);
 
-type TypeFamily =
-  | 'text'
-  | 'int'
-  | 'decimal'
-  | 'float'
-  | 'date'
-  | 'timestamp'
-  | 'time'
-  | 'bool'
-  | 'binary'
-  | 'network'
-  | 'geo'
-  | 'other';
-
-const TEXT: TypeFamily[] = ['text'];
-const TEXT_OR_NUMBER: TypeFamily[] = ['text', 'int', 'decimal'];
+/** Families whose values the gate cannot judge (unknown, semi-structured, arrays, uuids): no type check. */
+const UNCHECKED_TYPES = new Set<TypeFamily>(['unknown', 'other', 'json', 'array', 'uuid']);
+const TEXT: TypeFamily[] = ['text', 'enum'];
+const TEXT_OR_NUMBER: TypeFamily[] = ['text', 'enum', 'int', 'decimal'];
 const ALLOWED_TYPES: Record<PiiCategory, TypeFamily[]> = {
   person_name: TEXT,
   email: TEXT,
@@ -268,23 +326,43 @@ const ALLOWED_TYPES: Record<PiiCategory, TypeFamily[]> = {
   bank_account: TEXT_OR_NUMBER,
   birth_date: ['date', 'timestamp', 'text', 'int'],
   ip_address: ['text', 'int', 'network', 'binary'],
-  gender: ['text', 'int', 'bool'],
+  gender: ['text', 'enum', 'int', 'bool'],
   compensation: ['decimal', 'float', 'int'],
-  precise_location: ['decimal', 'float', 'geo', 'text'],
+  precise_location: ['decimal', 'float', 'spatial', 'text'],
   credential: ['text', 'binary'],
 };
 
 interface NameEvidence {
   /** Column words with a TPC-H style one-letter prefix ("c_", "r_") removed. */
   words: string[];
+  /**
+   * For a nested path, the evidence of what the path holds: its last segment, with the segment before it when
+   * the last is only a number or line (card.number). undefined for a plain name.
+   */
+  leaf?: NameEvidence;
   has(...w: string[]): boolean;
   /** Words right before `target` (e.g. "first" in first_name). */
   before(target: string): string | undefined;
 }
 
+/** A last path segment of these alone says how a value is written, not what it is (card.number, address.line_1). */
+const BARE_LEAF = new Set(['number', 'no', 'num', 'nbr', 'code', 'line', 'digits', 'last', 'first', 'full']);
+
 function nameEvidence(columnName: string): NameEvidence {
-  let words = nameWords(columnName);
-  if (words.length > 1 && words[0]!.length === 1) words = words.slice(1);
+  const path = namePath(columnName);
+  if (path.segments.length <= 1) {
+    let words = nameWords(columnName);
+    if (words.length > 1 && words[0]!.length === 1) words = words.slice(1);
+    return evidenceOf(words);
+  }
+  // payload.customer.email: wrapper segments (payload, properties) are gone; the leaf says what is held.
+  const prev = path.segments[path.segments.length - 2] ?? [];
+  const bare = path.leaf.every((w) => BARE_LEAF.has(w) || /^[0-9]+$/.test(w));
+  return { ...evidenceOf(path.segments.flat()), leaf: evidenceOf(bare ? [...prev, ...path.leaf] : path.leaf) };
+}
+
+function evidenceOf(raw: string[]): NameEvidence {
+  const words = raw.map((w) => ALIASES[w] ?? w);
   const set = new Set(words.map(singular));
   return {
     words,
@@ -315,9 +393,23 @@ const NAME_SUPPORTS: Record<PiiCategory, (n: NameEvidence, type: TypeFamily) => 
     ['first', 'last', 'full', 'given', 'family', 'middle', 'maiden', 'sur', 'fore', 'christian', 'legal'].includes(
       n.before('name') ?? '',
     ),
-  email: (n) => n.has('email', 'mail', 'emailaddress', 'emailaddr'),
+  email: (n) => n.has('email', 'mail', 'emailaddress', 'emailaddr', 'eml'),
   phone: (n) =>
-    n.has('phone', 'telephone', 'tel', 'mobile', 'cell', 'cellphone', 'fax', 'phonenumber', 'msisdn', 'phoneno'),
+    n.has(
+      'phone',
+      'telephone',
+      'tel',
+      'mobile',
+      'cell',
+      'cellphone',
+      'fax',
+      'phonenumber',
+      'msisdn',
+      'phoneno',
+      'ph',
+      'phn',
+      'mob',
+    ),
   postal_code: (n) =>
     n.has('zip', 'zipcode', 'zip5', 'postal', 'postcode', 'postalcode') || (n.has('post') && n.has('code')),
   address: (n) =>
@@ -346,12 +438,15 @@ const NAME_SUPPORTS: Record<PiiCategory, (n: NameEvidence, type: TypeFamily) => 
     (n.has('national') && n.has('id', 'number', 'no')) ||
     (n.has('social') && n.has('security')) ||
     (n.has('tax') && n.has('id', 'number', 'no', 'code')) ||
-    (n.has('license', 'licence') && n.has('driver', 'driving', 'drivers')),
+    (n.has('license', 'licence') && n.has('driver', 'driving', 'drivers')) ||
+    (n.has('id', 'identity', 'travel') && n.has('doc', 'document')) ||
+    (n.has('national') && n.has('insurance')),
   payment_card: (n) =>
     n.has('cardnumber', 'creditcard', 'ccnumber', 'cvv', 'cvc', 'cvv2', 'pan') ||
     (n.has('card') && n.has('number', 'no', 'num', 'nbr', 'expiry', 'expiration', 'exp')) ||
     (n.has('credit', 'debit') && n.has('card')) ||
-    (n.has('cc') && n.has('number', 'num', 'no')),
+    (n.has('cc') && n.has('number', 'num', 'no')) ||
+    (n.has('card', 'cc') && n.has('last', 'digits', 'last4')),
   bank_account: (n) =>
     n.has('iban', 'routing', 'bankaccount') ||
     (n.has('bank') && n.has('account', 'acct', 'number', 'no')) ||
@@ -376,7 +471,7 @@ const NAME_SUPPORTS: Record<PiiCategory, (n: NameEvidence, type: TypeFamily) => 
       'remuneration',
       'stipend',
     ) ||
-    (n.has('pay') && n.has('rate', 'grade', 'amount')),
+    (n.has('pay') && n.has('rate', 'grade', 'amount', 'gross', 'net', 'base')),
   free_text_personal: (n) =>
     n.has(
       'note',
@@ -390,7 +485,28 @@ const NAME_SUPPORTS: Record<PiiCategory, (n: NameEvidence, type: TypeFamily) => 
       'memo',
       'message',
       'feedback',
-    ),
+      // Semi-structured records about a person: contact_info, demographics, skills, profile json.
+      'profile',
+      'demographics',
+      'skills',
+      'allergies',
+      'allergy',
+      'medications',
+      'diagnosis',
+      'diagnoses',
+      'symptoms',
+      'ethnicity',
+      'religion',
+      'hobbies',
+      'traits',
+      'kin',
+    ) ||
+    (n.has('contact', 'personal') && n.has('info', 'information', 'details', 'data')) ||
+    (n.has('emergency') && ['contact', 'contacts'].includes(n.words[n.words.length - 1] ?? '')) ||
+    (n.has('extra', 'custom') && n.has('attributes', 'fields')) ||
+    (n.has('about') && n.has('me')) ||
+    (n.has('free') && n.has('text')) ||
+    (n.has('medical') && n.has('history', 'record')),
   precise_location: (n) =>
     n.has('lat', 'latitude', 'lng', 'lon', 'longitude', 'geolocation', 'geopoint', 'coordinates', 'coords', 'gps'),
   credential: (n) =>
@@ -418,17 +534,50 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
   const name = nameEvidence(column.name);
   const tableWords = nameWords(entity.name).map(singular);
   const ledger = tableWords.some((w) => LEDGER.has(w));
+  const supports = Object.prototype.hasOwnProperty.call(NAME_SUPPORTS, category) ? NAME_SUPPORTS[category] : undefined;
+  if (supports === undefined) return reject('pii:unknown-category', `${q(String(category))} is not a PII category`);
+  const type = typeFamily(column.type);
+
+  // The column's own description is evidence too, for or against, as vocabulary: never followed as orders.
+  const described = readDescription(column.description);
   if (
+    described?.against &&
+    !(category === 'credential' && described.against.kind === 'hashed') &&
+    !(category === 'compensation' && described.against.kind === 'statistic')
+  ) {
+    return reject('pii:described-otherwise', `${col}'s own description says ${described.against.why}`);
+  }
+  const stated = supports(name.leaf ?? name, type);
+  const describedName =
+    category === 'person_name' &&
+    described !== undefined &&
+    described.head[described.head.length - 1] === 'name' &&
+    described.subject.some((w) => PERSON.has(w)) &&
+    !described.subject.some((w) => BUSINESS.has(w));
+  const describedText = category === 'free_text_personal' && described?.freeText === true;
+  const fromDescription =
+    !stated && described !== undefined && (supports(described.evidence, type) || describedName || describedText);
+
+  if (
+    !fromDescription &&
     name.words.length > 0 &&
     (name.words.every((w) => GENERIC.has(singular(w))) || (ledger && name.words.every((w) => LEDGER_GENERIC.has(w))))
   ) {
     return reject('pii:generic-column', `${col} is a generic column name on ${table}; it does not identify a person`);
   }
 
-  const qualifiers = name.words.map(singular);
-  const personQualifier = qualifiers.some((w) => PERSON.has(w));
-  const businessQualifier = qualifiers.some((w) => BUSINESS.has(w));
-  const thingQualifier = qualifiers.some((w) => NON_PERSON.has(w));
+  // What the value is of: the name's words and, when the description is the evidence, the description's.
+  const qualifiers = [
+    ...name.words,
+    ...(fromDescription ? [...described.evidence.words, ...(describedText ? described.author : [])] : []),
+  ].map(singular);
+  const personQualifier = qualifiers.some((w) => PERSON.has(w) || ROLE_NOUNS.has(w));
+  // bank_iban, bank_account_no: "bank" says what kind of account, not whose.
+  const businessQualifier = qualifiers.some((w) => BUSINESS.has(w) && !(category === 'bank_account' && w === 'bank'));
+  // The value word itself is no qualifier: "demographics" on a person table is the person's, not a segment.
+  const thingQualifier =
+    qualifiers.slice(0, name.words.length - 1).some((w) => NON_PERSON.has(w)) ||
+    qualifiers.slice(name.words.length).some((w) => NON_PERSON.has(w));
   const tableKind: 'business' | 'person' | 'thing' | 'neutral' = tableWords.some((w) => BUSINESS.has(w))
     ? 'business'
     : tableWords.some((w) => PERSON.has(w))
@@ -437,22 +586,59 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
         ? 'thing'
         : 'neutral';
 
-  const supports = Object.prototype.hasOwnProperty.call(NAME_SUPPORTS, category) ? NAME_SUPPORTS[category] : undefined;
-  if (supports === undefined) return reject('pii:unknown-category', `${q(String(category))} is not a PII category`);
-  const type = typeFamily(column.type);
-  const stated = supports(name, type);
+  // user_agent is a browser's string, not an agent.
   const roleName =
     category === 'person_name' &&
     ROLE_NOUNS.has(singular(name.words[name.words.length - 1] ?? '')) &&
-    (type === 'text' || type === 'other');
-  const bareName = category === 'person_name' && !stated && !roleName && name.words[name.words.length - 1] === 'name';
+    !(name.words[name.words.length - 1] === 'agent' && name.before('agent') === 'user') &&
+    (type === 'text' || type === 'unknown' || type === 'other');
+  const bareName =
+    category === 'person_name' &&
+    !stated &&
+    !fromDescription &&
+    !roleName &&
+    name.words[name.words.length - 1] === 'name';
+
+  // A statistic or a flag about a value does not hold the value; a key identifies a row, not a person.
+  const firstWord = name.words[0] ?? '';
+  const lastWord = name.words[name.words.length - 1] ?? '';
+  if (!fromDescription && name.words.length > 1) {
+    const stat = category === 'compensation' ? undefined : name.words.find((w) => STATISTIC.has(w));
+    if (stat) return reject('pii:not-personal', `${col} is a statistic (${q(stat)}), not a person's ${category}`);
+    const flag =
+      category === 'gender'
+        ? undefined
+        : FLAG_FIRST.has(firstWord)
+          ? firstWord
+          : FLAG_LAST.has(lastWord)
+            ? lastWord
+            : undefined;
+    if (flag) return reject('pii:not-personal', `${col} is a yes/no flag (${q(flag)}), not a person's ${category}`);
+    if (ID_WORDS.has(lastWord) && !ID_CATEGORIES.has(category))
+      return reject('pii:identifier', `${col} ends in ${q(lastWord)}: a key, not a person's ${category}`);
+  }
+
+  // A machine's or installation's address is not a person's.
+  // "IP address of the mail relay server": the description names the machine whatever the table holds.
+  const describedMachine =
+    described && !described.subject.some((w) => PERSON.has(w))
+      ? described.subject.find((w) => MACHINE.has(w))
+      : undefined;
+  const machine = !MACHINE_CATEGORIES.has(category)
+    ? undefined
+    : (describedMachine ??
+      (!personQualifier && tableKind !== 'person'
+        ? (name.words.map(singular).find((w) => MACHINE.has(w)) ?? tableWords.find((w) => MACHINE.has(w)))
+        : undefined));
+  if (machine) return reject('pii:not-personal', `${col} on ${table}: ${q(machine)} names a machine, not a person`);
 
   // A credential is sensitive whoever it belongs to; every other category is about a person.
   if (category !== 'credential') {
     if (businessQualifier || tableKind === 'business') {
       // A business's contact details are business contacts, but a named contact person (ContactName,
-      // first_name on a suppliers table) is still a natural person.
-      const namedPerson = category === 'person_name' && (stated || (bareName && personQualifier && !businessQualifier));
+      // first_name on a suppliers table, "Name of the shift supervisor") is still a natural person.
+      const namedPerson =
+        category === 'person_name' && (stated || describedName || (bareName && personQualifier && !businessQualifier));
       if (!namedPerson) {
         if (category === 'person_name')
           return reject('pii:business-contact', `${col} on ${table} names a business, not a person`);
@@ -476,7 +662,7 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
         `cannot ground category ${category} on column ${col}: "name" with no person-like table or prefix`,
       );
     }
-  } else if (!stated && !roleName) {
+  } else if (!stated && !roleName && !fromDescription) {
     return reject('pii:ungrounded', `cannot ground category ${category} on column ${col}`);
   }
 
@@ -487,45 +673,88 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
     );
   }
 
-  if (type !== 'other' && !ALLOWED_TYPES[category].includes(type)) {
+  if (!UNCHECKED_TYPES.has(type) && !ALLOWED_TYPES[category].includes(type)) {
     return reject('pii:type-mismatch', `${col} has type ${q(column.type, 40)}, which cannot hold ${category}`);
   }
 
-  const basis = roleName
-    ? `names a person by role`
-    : bareName
-      ? `is a name on ${personQualifier ? 'a person-like prefix' : `a table of people (${table})`}`
-      : `states ${category}`;
+  const basis = stated
+    ? `states ${category}`
+    : fromDescription
+      ? `is described as ${category} by its own description`
+      : roleName
+        ? `names a person by role`
+        : `is a name on ${personQualifier ? 'a person-like prefix' : `a table of people (${table})`}`;
   return approve('pii:grounded', `${col} ${basis}; type ${q(column.type, 40)} fits ${category}`);
 }
 
-function singular(word: string): string {
-  if (word.length <= 3) return word;
-  if (word.endsWith('ies')) return `${word.slice(0, -3)}y`;
-  if (/(?:ss|us|is)$/.test(word)) return word;
-  if (/(?:ches|shes|xes|sses)$/.test(word)) return word.slice(0, -2);
-  if (word.endsWith('s')) return word.slice(0, -1);
-  return word;
+// ---------------------------------------------------------------------------------------------
+// The column's own description
+
+/** Words that say the value was hashed or anonymised. */
+const HASHED = new Set(
+  'hash hashed hashes sha sha1 sha256 md5 digest salted anonymised anonymized anonymous irreversible'.split(' '),
+);
+/** First words of a description of a statistic. */
+const STATISTIC_OPENERS = new Set(
+  'count counts total sum average avg mean median percentage percent share ratio proportion aggregated aggregate how'.split(
+    ' ',
+  ),
+);
+/** First words of a description of a yes/no flag. */
+const FLAG_OPENERS = new Set('whether true false boolean yes flag flags'.split(' '));
+const NOT_PERSONAL = new Set('personal pii personally identifying identifiable sensitive'.split(' '));
+const NEGATION = new Set('not no non never'.split(' '));
+/** A business's shared lines and mailboxes. */
+const SHARED_LINES = new Set('switchboard reception hotline helpdesk servicedesk'.split(' '));
+const SHARED_LINE_PAIRS = new Set(['main line', 'front desk', 'shared mailbox', 'generic mailbox', 'role mailbox']);
+const FREE_TEXT_HEADS = new Set('text message messages narrative transcript'.split(' '));
+
+interface DescriptionEvidence {
+  /** The opening noun phrase and its subject, as name evidence. */
+  evidence: NameEvidence;
+  head: string[];
+  subject: string[];
+  /** Who wrote it ("by the customer"): whose free text it is. */
+  author: string[];
+  /** It opens with free text ("Text written by…", "Message from…"). */
+  freeText: boolean;
+  /** Why the description says the value is not personal data. */
+  against?: { why: string; kind: 'hashed' | 'statistic' | 'flag' | 'denied' | 'business' };
 }
 
-function typeFamily(raw: string): TypeFamily {
-  const t = raw
-    .toLowerCase()
-    .replace(/\(.*?\)/g, ' ')
-    .replace(/\[\]/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-  if (/^(?:array|struct|map|json|jsonb|variant|object|xml|uuid|interval|user-defined)\b/.test(t)) return 'other';
-  if (/timestamp|datetime|smalldatetime/.test(t)) return 'timestamp';
-  if (/^date\b/.test(t)) return 'date';
-  if (/^time\b/.test(t)) return 'time';
-  if (/^(?:bool|boolean|bit)\b/.test(t)) return 'bool';
-  if (/char|text|string|clob|citext|enum|set\b/.test(t)) return 'text';
-  if (/^(?:tiny|small|medium|big)?int|^integer|serial\b|^long\b|^short\b/.test(t)) return 'int';
-  if (/^(?:decimal|numeric|number|money|smallmoney|dec)\b/.test(t)) return 'decimal';
-  if (/^(?:float|double|real)\b/.test(t)) return 'float';
-  if (/binary|blob|bytea|image|bytes/.test(t)) return 'binary';
-  if (/^(?:inet|cidr|macaddr)/.test(t)) return 'network';
-  if (/geometry|geography|point|geo/.test(t)) return 'geo';
-  return 'other';
+/** Reads a column's own description; undefined when there is none or when it gives orders. */
+function readDescription(text: string | undefined): DescriptionEvidence | undefined {
+  const d = describedPhrase(text);
+  if (!d || d.instruction) return undefined;
+  // "by the agent" names who wrote it, not what it is of.
+  const authored = d.subjectIntro === 'by' || d.subjectIntro === 'from';
+  const subject = authored ? [] : d.subject;
+  const words = d.words;
+  const first = d.clause[0] ?? '';
+  const hashed = words.find((w) => HASHED.has(w));
+  const denied = words.findIndex(
+    (w, i) => NOT_PERSONAL.has(w) && words.slice(Math.max(0, i - 3), i).some((n) => NEGATION.has(n)),
+  );
+  const line =
+    words.find((w) => SHARED_LINES.has(w)) ??
+    words.map((w, i) => `${w} ${words[i + 1] ?? ''}`).find((p) => SHARED_LINE_PAIRS.has(p));
+  const against = hashed
+    ? { why: `the value is ${q(hashed)}`, kind: 'hashed' as const }
+    : STATISTIC_OPENERS.has(first) || (first === 'number' && d.clause[1] === 'of')
+      ? { why: `it is a statistic (${q(first)})`, kind: 'statistic' as const }
+      : FLAG_OPENERS.has(first)
+        ? { why: `it is a yes/no flag (${q(first)})`, kind: 'flag' as const }
+        : denied >= 0
+          ? { why: `it is not ${words[denied]}`, kind: 'denied' as const }
+          : line
+            ? { why: `it is a business's ${q(line)}`, kind: 'business' as const }
+            : undefined;
+  return {
+    evidence: evidenceOf([...d.head, ...subject]),
+    head: d.head,
+    subject: subject.map(singular),
+    author: authored ? d.subject.map(singular) : [],
+    freeText: d.head.some((w) => FREE_TEXT_HEADS.has(w)),
+    ...(against ? { against } : {}),
+  };
 }

@@ -5,6 +5,8 @@ import { tablesReadBySql } from './sql-tables';
 import { approve, findColumn, q, reject, type GateVerdict } from './gate-verdict';
 import { reviewPiiTag } from './gate-pii';
 import { detectUnsupportedClaims, isUninformative } from './claims';
+import { descriptionFacts, NO_NEIGHBOURS, type Neighbours } from './description-evidence';
+import { isRestatement } from './informative';
 
 export type { GateVerdict };
 
@@ -20,9 +22,10 @@ export function mechanicalReview(
   proposal: Proposal,
   entity: CatalogEntity | undefined,
   ctx: CatalogContext,
+  neighbours: Neighbours = NO_NEIGHBOURS,
 ): GateVerdict {
   try {
-    return review(proposal, entity, ctx);
+    return review(proposal, entity, ctx, neighbours);
   } catch (err) {
     return reject(
       'gate-error',
@@ -31,7 +34,12 @@ export function mechanicalReview(
   }
 }
 
-function review(proposal: Proposal, entity: CatalogEntity | undefined, ctx: CatalogContext): GateVerdict {
+function review(
+  proposal: Proposal,
+  entity: CatalogEntity | undefined,
+  ctx: CatalogContext,
+  neighbours: Neighbours,
+): GateVerdict {
   if (entity === undefined) {
     return reject('unknown-entity', `cites an entity that does not exist (${q(proposal.entityId)})`);
   }
@@ -44,7 +52,7 @@ function review(proposal: Proposal, entity: CatalogEntity | undefined, ctx: Cata
   const change = proposal.change;
   switch (change.kind) {
     case 'description':
-      return reviewDescription(change, entity, ctx);
+      return reviewDescription(change, entity, ctx, neighbours);
     case 'pii_tag':
       return reviewPiiTag(change, entity);
     case 'lineage_flag':
@@ -62,7 +70,12 @@ function review(proposal: Proposal, entity: CatalogEntity | undefined, ctx: Cata
 // ---------------------------------------------------------------------------------------------
 // Descriptions
 
-function reviewDescription(change: DescriptionChange, entity: CatalogEntity, ctx: CatalogContext): GateVerdict {
+function reviewDescription(
+  change: DescriptionChange,
+  entity: CatalogEntity,
+  ctx: CatalogContext,
+  neighbours: Neighbours,
+): GateVerdict {
   let column: CatalogColumn | undefined;
   if (change.target === 'column') {
     if (change.column === undefined) return reject('malformed-target', 'column description names no column');
@@ -74,10 +87,25 @@ function reviewDescription(change: DescriptionChange, entity: CatalogEntity, ctx
   }
   const subject = column ? `column ${q(column.name)}` : q(entity.id);
 
+  // The gate's own reading of the lineage and SQL: a text that is exactly what they establish is grounded.
+  const facts = descriptionFacts(entity, ctx, neighbours);
+  const fact = column ? facts.columns.get(column.name) : facts.table;
+  if (fact !== undefined && fact.text === change.text) {
+    return approve(
+      `description:${fact.basis}`,
+      `description of ${subject} is ${fact.basis}: ${q(fact.evidence.join('; '), 200)}`,
+    );
+  }
   if (isUninformative(change.text, entity, column?.name)) {
     return reject('description:not-informative', `description of ${subject} says nothing beyond its name`);
   }
-  const claims = detectUnsupportedClaims(change.text, entity, ctx, column?.name);
+  if (isRestatement(change.text, entity, column?.name)) {
+    return reject(
+      'description:restatement',
+      `description of ${subject} only restates what the catalog shows (name, type, nullability, keys, lineage)`,
+    );
+  }
+  const claims = detectUnsupportedClaims(change.text, entity, ctx, column?.name, neighbours);
   const first = claims[0];
   if (first !== undefined) {
     const listed = claims
@@ -90,7 +118,10 @@ function reviewDescription(change: DescriptionChange, entity: CatalogEntity, ctx
       `description of ${subject} asserts what the evidence cannot establish: ${listed}${more}`,
     );
   }
-  return approve('description:grounded', `description of ${subject} restates only the schema and recorded lineage`);
+  return approve(
+    'description:grounded',
+    `description of ${subject} claims nothing the schema and lineage do not support`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

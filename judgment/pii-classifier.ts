@@ -1,10 +1,14 @@
 import type { CatalogColumn, CatalogEntity, PiiCategory } from '../domain/catalog';
 import { PiiCategory as PiiCategorySchema } from '../domain/catalog';
 import type { PiiTagChange } from '../domain/proposal';
+import { typeFamily as sqlTypeFamily } from './sql-types';
+import { describedPhrase, namePath, singular, splitWords } from './words';
 
 /**
- * The no-model PII classifier: decides from column-name tokens, the column type and the table context
- * (table name tokens and sibling columns). Pure: no I/O, deterministic, safe to call from any activity.
+ * The no-model PII classifier: decides from column-name tokens (a nested path read by its last segment and
+ * the segments that qualify it), the column type, the table context (table name tokens and sibling columns)
+ * and the column's own description, read as vocabulary only. Pure: no I/O, deterministic, safe to call from
+ * any activity.
  */
 
 export type ColumnCategory = PiiCategory | 'business_contact' | 'geo_coarse' | 'identifier' | 'none';
@@ -56,6 +60,14 @@ const ABBREVIATIONS: ReadonlyMap<string, readonly string[]> = new Map(
     addr: ['address'],
     adr: ['address'],
     tel: ['phone'],
+    ph: ['phone'],
+    phn: ['phone'],
+    mob: ['mobile'],
+    eml: ['email'],
+    gndr: ['gender'],
+    natl: ['national'],
+    ni: ['national', 'insurance'],
+    lic: ['license'],
     telephone: ['phone'],
     cellphone: ['phone'],
     cust: ['customer'],
@@ -83,7 +95,7 @@ const ABBREVIATIONS: ReadonlyMap<string, readonly string[]> = new Map(
     long: ['longitude'],
     ipv: ['ip'],
     ipaddr: ['ip', 'address'],
-    cc: ['card'],
+    cc: ['credit', 'card'],
     ccn: ['card', 'number'],
     ccnum: ['card', 'number'],
     people: ['person'],
@@ -114,6 +126,8 @@ type Concept =
   | 'location'
   | 'geo'
   | 'free_text'
+  | 'personal_record'
+  | 'kin'
   | 'photo'
   | 'org_name'
   | 'web'
@@ -126,6 +140,7 @@ const PHRASES: ReadonlyMap<string, Concept> = phraseMap({
   national: `
     social security number, social security, national insurance, national id, national identifier,
     tax id, tax identifier, tax number, taxpayer id, passport number, id card, identity card, identity number,
+    id doc, id document, identity document, travel document,
     driver license, drivers license, driver licence, drivers licence, driving license, driving licence
   `,
   salutation: 'title of courtesy',
@@ -137,7 +152,7 @@ const PHRASES: ReadonlyMap<string, Concept> = phraseMap({
   `,
   postal: 'postal code, post code, zip code, pin code',
   ip: 'ip address, remote address',
-  email: 'email address, e mail, mail address',
+  email: 'email address, e mail address, e mail, mail address',
   phone: 'phone number',
   card: 'card number, credit card, debit card, card cvv',
   bank: 'bank account, routing number, sort code',
@@ -150,7 +165,13 @@ const PHRASES: ReadonlyMap<string, Concept> = phraseMap({
   gender: 'gender identity',
   address: 'street address, address line, house number, street number, street name',
   location: 'geo location, geo point',
-  free_text: 'about me, medical history',
+  free_text: 'about me, medical history, free text',
+  personal_record: `
+    contact info, contact information, contact details, contact data, personal info, personal information,
+    personal details, personal data, extra attributes, custom attributes, custom fields, medical record,
+    medical info, medical information, medical details, health info, health information, health record
+  `,
+  kin: 'next of kin, emergency contact, emergency contacts',
   org_name: `
     company name, business name, organisation name, organization name, org name, employer name, trading name
   `,
@@ -172,7 +193,7 @@ const WORDS: ReadonlyMap<string, Concept> = wordMap({
   national: 'ssn sin nin tin itin tfn passport aadhaar nric pesel cpf',
   card: 'pan cvv cvc',
   bank: 'iban',
-  username: 'username login handle',
+  username: 'username login handle nickname gamertag screenname',
   credential: 'password pin secret token',
   gender: 'gender sex pronouns',
   compensation: 'salary salaries wage wages pay compensation remuneration bonus commission earnings income stipend',
@@ -180,6 +201,11 @@ const WORDS: ReadonlyMap<string, Concept> = wordMap({
   location: 'latitude longitude geolocation coordinates gps',
   geo: 'city town country region state province county territory nation continent district suburb locality municipality timezone',
   free_text: 'notes note comments comment remarks remark bio biography memo resume cv',
+  personal_record: `
+    profile demographics demographic skills skillset allergies allergy medications diagnoses diagnosis symptoms
+    ethnicity religion hobbies traits attributes
+  `,
+  kin: 'kin',
   photo: 'photo photograph picture image avatar portrait headshot selfie',
   org_name: 'company employer organisation organization',
   web: 'homepage website url',
@@ -196,7 +222,7 @@ const PERSON_NOUNS = words(`
   participant attendee learner player athlete holder cardholder payee recipient manager supervisor salesperson
   salesman representative agent clerk assignee reviewer approver requester reporter buyer profile prospect lead
   hire emergency kin husband wife sibling mother father director actor cashier technician engineer consultant
-  intern trainee officer
+  intern trainee officer caller sender shopper consumer insured policyholder enrollee caregiver carer respondent
 `);
 
 /** Person nouns for people who are paid: evidence that a pay column is an individual's pay. */
@@ -238,8 +264,12 @@ const LEDGER_NOUNS = words(`
 /** Machines, installations and their networks: an address or IP they qualify is a machine's, not a person's. */
 const INFRA_NOUNS = words(`
   server host hostname node machine instance installation install cluster router gateway subnet network vm container
-  pod endpoint datacenter firewall switch database db replica shard proxy daemon deployment runner
+  pod endpoint datacenter firewall switch database db replica shard proxy daemon deployment runner tower mast antenna
+  sensor analyser analyzer instrument meter printer scanner kiosk appliance balancer relay
 `);
+
+/** Equipment that may be a person's (a user's device): infrastructure as a table's row, not as a qualifier. */
+const EQUIPMENT_NOUNS = words('device handset terminal');
 
 /**
  * Statistics about people are not personal data: a count, total, average or share of users says nothing about
@@ -298,7 +328,7 @@ const NAME_NOISE = words(`
 const VALUE_SUFFIXES = words(`
   number line primary secondary alt alternate other main e164 formatted normalized normalised raw value text full
   masked encrypted enc hash hashed digest lower clean cleaned str string plain txt home work personal private
-  office business international local national current
+  office business international local national current last digits
 `);
 
 const EXTRA_SUFFIXES: Partial<Record<Concept, ReadonlySet<string>>> = {
@@ -336,13 +366,13 @@ const DP_VOCAB = new Set<string>([
   ...words(`
   ip id no emp cust dob ssn addr zip fax sex tax pay ship shipping billing mailing delivery home work code rate
   date time type status count last first middle given family login user email sales person page web key hire
-  order invoice unit price quantity amount total created updated deleted
+  order invoice unit price quantity amount total created updated deleted eml tel phn
   `),
 ]);
 
 /**
- * Splits an identifier into lower-case word tokens: snake_case, kebab, spaces, camelCase, PascalCase,
- * acronyms (IPAddress → ip address) and digits; then expands abbreviations and splits glued words
+ * Splits an identifier into lower-case word tokens the way words.ts does (snake_case, kebab, spaces, camelCase,
+ * PascalCase, acronyms: IPAddress → ip address, digits); then expands abbreviations and splits glued words
  * (zipcode → zip code) when every piece is a known word.
  */
 const splitCache = new Map<string, readonly string[]>();
@@ -357,16 +387,13 @@ export function splitIdentifier(raw: string): string[] {
 }
 
 function splitIdentifierUncached(raw: string): string[] {
-  const coarse = raw
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .replace(/([a-zA-Z])([0-9])/g, '$1 $2')
-    .replace(/([0-9])([a-zA-Z])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((t) => t.length > 0);
+  return expandWords(splitWords(raw));
+}
+
+/** Abbreviations expanded and glued words split, over words already split by words.ts. */
+function expandWords(tokens: readonly string[]): string[] {
   const out: string[] = [];
-  for (const token of coarse) {
+  for (const token of tokens) {
     const expanded = ABBREVIATIONS.get(token);
     if (expanded) {
       out.push(...expanded);
@@ -396,13 +423,6 @@ function splitGlued(word: string): string[] {
     }
   }
   return best[word.length] ?? [word];
-}
-
-function singular(word: string): string {
-  if (word.endsWith('ies') && word.length > 4) return `${word.slice(0, -3)}y`;
-  if (/(ss|sh|ch|x)es$/.test(word)) return word.slice(0, -2);
-  if (word.endsWith('s') && !word.endsWith('ss') && word.length > 3) return word.slice(0, -1);
-  return word;
 }
 
 interface Item {
@@ -435,96 +455,46 @@ function toItems(tokens: readonly string[]): Item[] {
 // ---------------------------------------------------------------------------------------------------
 // Types
 
-type TypeFamily =
-  'bool' | 'int' | 'decimal' | 'date' | 'text' | 'enum' | 'binary' | 'uuid' | 'inet' | 'spatial' | 'json' | 'unknown';
+/** sql-types' families, with the ones no rule here tells apart (arrays, interval, domains) read as unknown. */
+type TypeFamily = Exclude<ReturnType<typeof sqlTypeFamily>, 'array' | 'other'>;
 
 function typeFamily(type: string): TypeFamily {
-  const t = type.trim().toLowerCase();
-  const word = /^[a-z_]+[0-9]*/.exec(t)?.[0] ?? '';
-  if (/^(enum|set)\b/.test(t)) return 'enum';
-  if (['bool', 'boolean', 'bit'].includes(word)) return 'bool';
-  if (/^(tiny|small|medium|big)?int(eger)?[0-9]*$/.test(word) || /^(big|small)?serial[0-9]*$/.test(word)) return 'int';
-  if (word === 'number') return /\(\s*\d+\s*,\s*[1-9]/.test(t) ? 'decimal' : 'int';
-  if (
-    ['numeric', 'decimal', 'money', 'smallmoney', 'real', 'float', 'float4', 'float8', 'double', 'dec'].includes(word)
-  )
-    return 'decimal';
-  if (
-    [
-      'date',
-      'datetime',
-      'datetime2',
-      'smalldatetime',
-      'timestamp',
-      'timestamptz',
-      'time',
-      'timetz',
-      'year',
-      'datetimeoffset',
-    ].includes(word)
-  )
-    return 'date';
-  if (
-    [
-      'char',
-      'varchar',
-      'nchar',
-      'nvarchar',
-      'text',
-      'ntext',
-      'string',
-      'clob',
-      'nclob',
-      'citext',
-      'character',
-      'tinytext',
-      'mediumtext',
-      'longtext',
-      'varchar2',
-      'nvarchar2',
-      'bpchar',
-      'str',
-    ].includes(word)
-  )
-    return 'text';
-  if (
-    ['image', 'blob', 'bytea', 'binary', 'varbinary', 'longblob', 'mediumblob', 'tinyblob', 'raw', 'bytes'].includes(
-      word,
-    )
-  )
-    return 'binary';
-  if (['uuid', 'uniqueidentifier', 'guid'].includes(word)) return 'uuid';
-  if (['inet', 'cidr'].includes(word)) return 'inet';
-  if (['point', 'geography', 'geometry', 'geopoint'].includes(word)) return 'spatial';
-  if (['json', 'jsonb', 'variant', 'object', 'xml'].includes(word)) return 'json';
-  return 'unknown';
+  const family = sqlTypeFamily(type);
+  return family === 'array' || family === 'other' ? 'unknown' : family;
 }
 
 const TEXTUAL: ReadonlySet<TypeFamily> = new Set(['text', 'unknown', 'enum']);
+
+const NUMERIC: readonly TypeFamily[] = ['int', 'decimal', 'float'];
+const DATED: readonly TypeFamily[] = ['date', 'timestamp', 'time'];
+const fits = (...families: Array<TypeFamily | readonly TypeFamily[]>): ReadonlySet<TypeFamily> =>
+  new Set(families.flat());
 
 /** Types a value of each kind can plausibly be stored in. */
 const TYPE_FITS: Record<Concept, ReadonlySet<TypeFamily>> = {
   name_part: TEXTUAL,
   name: TEXTUAL,
-  birth: new Set(['date', 'text', 'int', 'unknown']),
-  postal: new Set(['text', 'int', 'unknown']),
-  ip: new Set(['text', 'inet', 'int', 'binary', 'unknown']),
+  birth: fits(DATED, 'text', 'int', 'unknown'),
+  postal: fits('text', 'int', 'unknown'),
+  ip: fits('text', 'network', 'int', 'binary', 'unknown'),
   email: TEXTUAL,
-  phone: new Set(['text', 'int', 'decimal', 'unknown']),
-  extension: new Set(['text', 'int', 'unknown']),
-  national: new Set(['text', 'int', 'decimal', 'binary', 'unknown']),
-  card: new Set(['text', 'int', 'decimal', 'binary', 'unknown']),
-  bank: new Set(['text', 'int', 'decimal', 'binary', 'unknown']),
-  account_number: new Set(['text', 'int', 'decimal', 'binary', 'unknown']),
+  phone: fits('text', NUMERIC, 'unknown'),
+  extension: fits('text', 'int', 'unknown'),
+  national: fits('text', NUMERIC, 'binary', 'unknown'),
+  card: fits('text', NUMERIC, 'binary', 'unknown'),
+  bank: fits('text', NUMERIC, 'binary', 'unknown'),
+  account_number: fits('text', NUMERIC, 'binary', 'unknown'),
   username: TEXTUAL,
-  credential: new Set(['text', 'binary', 'uuid', 'unknown']),
-  gender: new Set(['text', 'enum', 'int', 'bool', 'unknown']),
-  compensation: new Set(['int', 'decimal', 'text', 'unknown']),
-  address: TEXTUAL,
-  location: new Set(['decimal', 'spatial', 'text', 'json', 'unknown']),
-  geo: new Set(['text', 'enum', 'int', 'unknown', 'decimal']),
-  free_text: new Set(['text', 'unknown', 'json']),
-  photo: new Set(['binary', 'text', 'unknown']),
+  credential: fits('text', 'binary', 'uuid', 'unknown'),
+  gender: fits('text', 'enum', 'int', 'bool', 'unknown'),
+  compensation: fits(NUMERIC, 'text', 'unknown'),
+  address: fits([...TEXTUAL], 'json'),
+  location: fits('decimal', 'float', 'spatial', 'text', 'json', 'unknown'),
+  geo: fits('text', 'enum', 'int', 'unknown', 'decimal', 'float'),
+  free_text: fits('text', 'unknown', 'json'),
+  personal_record: fits('text', 'unknown', 'json'),
+  kin: fits('text', 'unknown', 'json'),
+  photo: fits('binary', 'text', 'unknown'),
   org_name: TEXTUAL,
   web: TEXTUAL,
   title: TEXTUAL,
@@ -573,14 +543,46 @@ function isOrgWord(word: string): boolean {
 }
 
 interface ColumnShape {
+  /** Items of the leaf: the whole name, or the last meaningful segment of a path (payload.customer.email). */
   items: Item[];
   concept?: Concept;
+  /** Words around the value word, nearest first, then the words of the qualifying path segments, nearest first. */
   modifiers: string[];
+  /** Words of the path segments before the leaf, nearest first; none for a plain name. */
+  qualifiers: string[];
+  /** Every word of the name (after abbreviations), for explanations. */
+  words: string[];
+  /** The leaf's words before abbreviations were expanded ("ph" stays "ph"). */
+  rawLeaf: string[];
+}
+
+/**
+ * Reads a column name. A plain name is its own leaf; a dotted, bracketed or arrowed path is read by its last
+ * meaningful segment, qualified by the segments before it (user.name is the user's name, not a user_name).
+ */
+function shapeOf(name: string): ColumnShape {
+  const path = namePath(name);
+  if (path.segments.length <= 1) {
+    const tokens = splitIdentifier(name);
+    return leafShape(toItems(tokens), [], tokens, path.leaf);
+  }
+  const segments = path.segments.map(expandWords);
+  const leaf = segments[segments.length - 1] ?? [];
+  const qualifiers = segments
+    .slice(0, -1)
+    .reverse()
+    .flatMap((seg) => [...seg].reverse());
+  const words = segments.flat();
+  const shape = leafShape(toItems(leaf), qualifiers, words, path.leaf);
+  // card.number, phones[0].number: the value word may sit in the segment before a bare "number" or "line".
+  const prev = segments[segments.length - 2];
+  if (shape.concept || !prev || (prev.length === 1 && (isPersonWord(prev[0]!) || isOrgWord(prev[0]!)))) return shape;
+  const joined = leafShape(toItems([...prev, ...leaf]), qualifiers.slice(prev.length), words, path.leaf);
+  return joined.concept ? joined : shape;
 }
 
 /** Finds the value concept: the last concept whose following tokens are only value suffixes. */
-function shapeOf(name: string): ColumnShape {
-  const items = toItems(splitIdentifier(name));
+function leafShape(items: Item[], qualifiers: string[], words: string[], rawLeaf: string[]): ColumnShape {
   for (let i = items.length - 1; i >= 0; i--) {
     const item = items[i] as Item;
     if (!item.concept) continue;
@@ -594,12 +596,19 @@ function shapeOf(name: string): ColumnShape {
     // Nearest qualifier first: in contact_company_phone the company, not the contact, owns the phone.
     const before = items
       .slice(0, i)
-      .map((t) => t.text)
+      .flatMap((t) => t.text.split(' '))
       .reverse();
-    const after = items.slice(i + 1).map((t) => t.text);
-    return { items, concept: item.concept, modifiers: [...before, ...after] };
+    const after = items.slice(i + 1).flatMap((t) => t.text.split(' '));
+    return {
+      items,
+      concept: item.concept,
+      modifiers: [...before, ...after, ...qualifiers],
+      qualifiers,
+      words,
+      rawLeaf,
+    };
   }
-  return { items, modifiers: items.map((t) => t.text) };
+  return { items, modifiers: [...items.flatMap((t) => t.text.split(' ')), ...qualifiers], qualifiers, words, rawLeaf };
 }
 
 // Table context depends on the entity's name and column names, which a sweep never changes.
@@ -624,7 +633,15 @@ function computeTableContext(entity: CatalogEntity): TableContext {
   let reason = `table "${entity.name}" is no organisation or catalogue`;
   for (let i = tokens.length - 1; i >= 0; i--) {
     const word = singular(tokens[i] as string);
-    const k = SITE_NOUNS.has(word) ? (mentionsPerson ? 'person' : 'organisation') : nounKind(word);
+    const k = SITE_NOUNS.has(word)
+      ? mentionsPerson
+        ? 'person'
+        : 'organisation'
+      : EQUIPMENT_NOUNS.has(word)
+        ? mentionsPerson
+          ? 'person'
+          : 'infra'
+        : nounKind(word);
     if (k) {
       kind = k;
       reason = `table "${entity.name}" is ${describeKind(k)}`;
@@ -758,6 +775,11 @@ interface Verdict {
   pii: boolean;
   confidence: number;
   why: string;
+  /**
+   * The name settles it: a key, a statistic or a flag whatever a description says ('name'); a non-person owner
+   * (supplier_phone) unless the description names a person as the owner ('owner').
+   */
+  decisive?: 'name' | 'owner';
 }
 
 const pii = (category: PiiCategory, confidence: number, why: string): Verdict => ({
@@ -778,11 +800,12 @@ const ID_VALUE_CONCEPTS: ReadonlySet<Concept> = new Set(['email', 'username', 'n
 
 /**
  * Classifies one column of `entity`. Pure and deterministic; the explanation names the deciding evidence
- * (name tokens, type, table context) in one line of at most 200 characters.
+ * (name tokens, type, table context, the words of the column's own description) in one line of at most
+ * 200 characters.
  */
 export function classifyColumn(column: CatalogColumn, entity: CatalogEntity): ColumnClassification {
   const verdict = decide(column, entity);
-  lookCache.set(column, { entity, pii: verdict.pii });
+  lookCache.set(column, { entity, description: column.description, pii: verdict.pii });
   const explanation = `${column.name}: ${verdict.why}`.replace(/\s+/g, ' ').trim();
   return {
     pii: verdict.pii,
@@ -792,48 +815,68 @@ export function classifyColumn(column: CatalogColumn, entity: CatalogEntity): Co
   };
 }
 
-// Whether a column looks like PII depends on its name, type and keys and on its table's name and columns, which
-// a sweep never changes: a page's figures before and after its writes, and its PII agent, ask once between them.
-const lookCache = new WeakMap<CatalogColumn, { entity: CatalogEntity; pii: boolean }>();
+// Whether a column looks like PII depends on its name, type, keys and description and on its table's name and
+// columns. A page's figures before and after its writes, and its PII agent, ask once between them; a description
+// written in between is seen because the description is part of the key.
+const lookCache = new WeakMap<CatalogColumn, { entity: CatalogEntity; description?: string; pii: boolean }>();
 
 /** classifyColumn(column, entity).pii, remembered per column. */
 export function looksLikePii(column: CatalogColumn, entity: CatalogEntity): boolean {
   const hit = lookCache.get(column);
-  if (hit && hit.entity === entity) return hit.pii;
+  if (hit && hit.entity === entity && hit.description === column.description) return hit.pii;
   const pii = decide(column, entity).pii;
-  lookCache.set(column, { entity, pii });
+  lookCache.set(column, { entity, description: column.description, pii });
   return pii;
 }
 
+/** The name's verdict, then the column's own description weighed against it. */
 function decide(column: CatalogColumn, entity: CatalogEntity): Verdict {
   const shape = shapeOf(column.name);
   const family = typeFamily(column.type);
   const table = tableContext(entity);
+  const byName = decideByName(column, shape, family, table);
+  const reading = readDescription(column, byName, family, table);
+  return reading ? weighDescription(byName, reading) : byName;
+}
+
+function decideByName(column: CatalogColumn, shape: ColumnShape, family: TypeFamily, table: TableContext): Verdict {
   const nameWords = shape.items.map((t) => t.text);
   const last = nameWords[nameWords.length - 1] ?? '';
   const keyed = column.primary_key || column.foreign_key !== undefined;
-  const tokensText = `tokens "${nameWords.join(' ')}"`;
+  const tokensText = `tokens "${shape.words.join(' ')}"`;
 
   // Keys: a surrogate or foreign key identifies a row, not a person, unless the key is itself a national id or card.
   if (keyed && (family === 'int' || family === 'uuid') && !(shape.concept && STRONG_KEYED.has(shape.concept))) {
-    return notPii(
-      'identifier',
-      0.95,
-      `${column.primary_key ? 'primary' : 'foreign'} key of type ${column.type}: surrogate identifier`,
+    return decisive(
+      notPii(
+        'identifier',
+        0.95,
+        `${column.primary_key ? 'primary' : 'foreign'} key of type ${column.type}: surrogate identifier`,
+      ),
     );
   }
   // An individual's pay stays pay whatever its figure is called (commission_rate, total_compensation).
   const stat = shape.concept === 'compensation' || table.payTable ? undefined : statisticMarker(nameWords);
   if (stat) {
-    return notPii('none', 0.8, `${tokensText}: "${stat}" makes it a statistic about people, not a person's data`);
+    return decisive(
+      notPii('none', 0.8, `${tokensText}: "${stat}" makes it a statistic about people, not a person's data`),
+    );
   }
   const flag = shape.concept === 'gender' ? undefined : flagMarker(nameWords);
   if (flag) {
-    return notPii('none', 0.8, `${tokensText}: "${flag}" makes it a yes/no flag about a value, not the value`);
+    return decisive(
+      notPii('none', 0.8, `${tokensText}: "${flag}" makes it a yes/no flag about a value, not the value`),
+    );
+  }
+  // "ph" is a phone only as text: a decimal ph is a pH reading.
+  if (shape.concept === 'phone' && shape.rawLeaf.includes('ph') && (family === 'decimal' || family === 'float')) {
+    return notPii('none', 0.6, `${tokensText}: "ph" with type ${column.type} reads as a pH value, not a phone`);
   }
   if (ID_SUFFIXES.has(last)) {
-    const before = shape.items[shape.items.length - 2]?.concept;
-    if (before && ID_VALUE_CONCEPTS.has(before) && !keyed && TEXTUAL.has(family)) {
+    const beforeItem = shape.items[shape.items.length - 2];
+    const before = beforeItem?.concept;
+    // email_id, login_id hold the value; cell_id is a radio cell, not a mobile.
+    if (before && ID_VALUE_CONCEPTS.has(before) && beforeItem.text !== 'cell' && !keyed && TEXTUAL.has(family)) {
       return conceptVerdict(before, { ...shape, concept: before }, family, table, column, tokensText);
     }
     return notPii('identifier', 0.9, `${tokensText} end in "${last}": a key, not personal data`);
@@ -849,7 +892,7 @@ function decide(column: CatalogColumn, entity: CatalogEntity): Verdict {
       if (isPlural(last) && family !== 'text' && family !== 'enum')
         return notPii('none', 0.7, `${tokensText} name a group of people and type ${column.type}: a count of them`);
       // db_user, host_login: an account of a machine, not a person.
-      const machine = nameWords.slice(0, -1).find((w) => nounKind(w) === 'infra');
+      const machine = [...nameWords.slice(0, -1), ...shape.qualifiers].find((w) => nounKind(w) === 'infra');
       if (machine) return notPii('none', 0.65, `${tokensText}: qualifier "${machine}" names a machine, not a person`);
       if (TEXTUAL.has(family))
         return pii(
@@ -859,6 +902,9 @@ function decide(column: CatalogColumn, entity: CatalogEntity): Verdict {
         );
       if (family === 'int' || family === 'uuid')
         return notPii('identifier', 0.7, `${tokensText} name a role but type ${column.type} is a reference`);
+      // payload.customer, buyer as json: a nested record about that person.
+      if (family === 'json')
+        return pii('free_text_personal', 0.6, `${tokensText} name a person and type ${column.type} nests their record`);
     }
     if (family === 'spatial')
       return conceptVerdict(
@@ -870,19 +916,201 @@ function decide(column: CatalogColumn, entity: CatalogEntity): Verdict {
         `type ${column.type}`,
       );
     // On a pay record (salaries, employee_pay_history) the rate or amount is the pay itself.
-    if (
-      table.payTable &&
-      (family === 'decimal' || family === 'int') &&
-      nameWords.some((w) => PAY_AMOUNT_WORDS.has(w))
-    ) {
+    if (table.payTable && NUMERIC.includes(family) && nameWords.some((w) => PAY_AMOUNT_WORDS.has(w))) {
       return pii('compensation', 0.7, `numeric ${tokensText}; ${table.reason}: an individual's pay`);
     }
     return notPii('none', 0.8, `${tokensText} match no personal-data pattern`);
   }
   if (column.foreign_key !== undefined && !['email', 'username', 'national', 'card', 'phone'].includes(shape.concept)) {
-    return notPii('identifier', 0.85, `foreign key with ${tokensText}`);
+    return decisive(notPii('identifier', 0.85, `foreign key with ${tokensText}`));
   }
-  return conceptVerdict(shape.concept, shape, family, table, column, tokensText);
+  const verdict = conceptVerdict(shape.concept, shape, family, table, column, tokensText);
+  // supplier_phone, server_ip: the name itself says whose value it is.
+  const { owner } = ownerOf(ownerModifiers(shape.concept, shape.modifiers));
+  return !verdict.pii && owner !== undefined && owner !== 'person' ? { ...verdict, decisive: 'owner' } : verdict;
+}
+
+const decisive = (verdict: Verdict): Verdict => ({ ...verdict, decisive: 'name' });
+
+// ---------------------------------------------------------------------------------------------------
+// Descriptions: the column's own text, read for its vocabulary only
+
+/** Words that say a value was hashed or anonymised: no longer the person's value itself. */
+const HASH_WORDS = words(
+  'hash hashed hashes sha sha1 sha256 md5 digest salted anonymised anonymized anonymous irreversible',
+);
+/** Openers of a description of a statistic ("Aggregated number of...", "How many..."), beyond STAT_PREFIXES. */
+const DESCRIPTION_STAT_OPENERS = words('aggregated aggregate aggregation summed how');
+/** Openers of a description of a yes/no flag ("Whether the customer...", "True when..."). */
+const DESCRIPTION_FLAG_OPENERS = words('whether true false boolean yes flag flags');
+const DESCRIPTION_FLAG_VERBS = words('indicates indicating shows tells says marks');
+/** What a description says a value is not ("not a personal line", "non-personal", "no PII"). */
+const DENIED = words('personal pii personally identifying identifiable sensitive');
+const NEGATIONS = words('not no non never nothing');
+/** A business's shared lines and mailboxes. */
+const BUSINESS_LINES = words('switchboard reception hotline helpdesk servicedesk');
+const BUSINESS_LINE_PAIRS = new Set([
+  'main line',
+  'front desk',
+  'shared mailbox',
+  'generic mailbox',
+  'role mailbox',
+  'team mailbox',
+  'group mailbox',
+  'distribution list',
+  'service desk',
+  'help desk',
+]);
+/** Head words that make a description one of free text ("Text written by the customer..."). */
+const FREE_TEXT_HEADS = words('text message messages narrative prose writeup transcript');
+
+interface DescriptionReading {
+  /** The description's words that were read, for explanations: never its raw text. */
+  quote: string;
+  /** What the description says the column holds, judged like a name with the description's owner words. */
+  verdict?: Verdict;
+  /** The owner the description names, when it names one. */
+  owner: Owner;
+  ownerWord?: string;
+  /** Why the description says the column is not personal data. */
+  against?: { category: 'business_contact' | 'none'; why: string };
+}
+
+/**
+ * Reads the column's own description as vocabulary: the concept its opening noun phrase names, whose value
+ * it says it is, and whether it says the value is a statistic, a flag, hashed or not personal. A description
+ * that gives orders is not evidence of anything.
+ */
+function readDescription(
+  column: CatalogColumn,
+  byName: Verdict,
+  family: TypeFamily,
+  table: TableContext,
+): DescriptionReading | undefined {
+  const d = describedPhrase(column.description);
+  if (!d || d.instruction || d.clause.length === 0) return undefined;
+  const head = expandWords(d.head);
+  const subject = expandWords(d.subject);
+  const clause = expandWords(d.clause);
+  const quote = `description "${[...d.head, ...(d.subject.length > 0 ? ['…', ...d.subject] : [])].join(' ').slice(0, 60)}"`;
+
+  // The concept: the first one the opening phrase names; "date of birth" spans a preposition; "Text written
+  // by the customer" is free text.
+  const items = toItems(head);
+  let at = items.findIndex((t) => t.concept !== undefined);
+  let conceptItems = items;
+  if (at < 0) {
+    const clauseItems = toItems(clause);
+    const spanning = clauseItems.findIndex((t) => t.concept !== undefined && t.text.includes(' of '));
+    if (spanning >= 0) {
+      conceptItems = clauseItems;
+      at = spanning;
+    }
+  }
+  let concept = at >= 0 ? conceptItems[at]?.concept : undefined;
+  if (!concept) {
+    at = items.findIndex((t) => FREE_TEXT_HEADS.has(t.text));
+    if (at >= 0) {
+      concept = 'free_text';
+      conceptItems = items;
+    }
+  }
+  // "by the customer" names an author: whose the text is, but not whose phone or address.
+  const authorOnly = d.subjectIntro === 'by' || d.subjectIntro === 'from';
+  const subjectNearestFirst = authorOnly && concept !== 'free_text' ? [] : [...subject].reverse();
+  const modifiers =
+    at >= 0
+      ? [
+          ...conceptItems
+            .slice(0, at)
+            .flatMap((t) => t.text.split(' '))
+            .reverse(),
+          ...conceptItems.slice(at + 1).flatMap((t) => t.text.split(' ')),
+          ...subjectNearestFirst,
+        ]
+      : [...head].reverse();
+  const { owner, word: ownerWord } = ownerOf(concept ? ownerModifiers(concept, modifiers) : modifiers);
+  const nameConcept = byName.category;
+
+  const against = ((): DescriptionReading['against'] => {
+    const hashed = d.words.find((w) => HASH_WORDS.has(w));
+    if (hashed && nameConcept !== 'credential' && concept !== 'credential')
+      return { category: 'none', why: `${quote} says "${hashed}": not the person's value itself` };
+    const first = d.clause[0] ?? '';
+    const stat =
+      nameConcept === 'compensation' || concept === 'compensation'
+        ? undefined
+        : (statisticMarker(clause) ?? (DESCRIPTION_STAT_OPENERS.has(first) ? first : undefined));
+    if (stat) return { category: 'none', why: `${quote} opens with "${stat}": a statistic, not a person's data` };
+    if (
+      DESCRIPTION_FLAG_OPENERS.has(first) ||
+      (DESCRIPTION_FLAG_VERBS.has(first) && ['whether', 'if'].includes(d.clause[1] ?? ''))
+    )
+      return { category: 'none', why: `${quote} opens with "${first}": a yes/no flag, not the value` };
+    const denied = d.words.findIndex(
+      (w, i) => DENIED.has(w) && d.words.slice(Math.max(0, i - 3), i).some((n) => NEGATIONS.has(n)),
+    );
+    if (denied >= 0) return { category: 'none', why: `${quote} says it is not ${d.words[denied]}` };
+    const line =
+      d.words.find((w) => BUSINESS_LINES.has(w)) ??
+      d.words.map((w, i) => `${w} ${d.words[i + 1] ?? ''}`).find((p) => BUSINESS_LINE_PAIRS.has(p));
+    if (line) return { category: 'business_contact', why: `${quote} names a business's "${line}"` };
+    return undefined;
+  })();
+
+  const shape: ColumnShape = {
+    items: conceptItems,
+    ...(concept ? { concept } : {}),
+    modifiers,
+    qualifiers: [],
+    words: [...head, ...subject],
+    rawLeaf: d.head,
+  };
+  const verdict = concept ? conceptVerdict(concept, shape, family, table, column, quote) : undefined;
+  return {
+    quote,
+    ...(verdict ? { verdict: { ...verdict, confidence: Math.min(verdict.confidence, 0.85) } } : {}),
+    owner,
+    ...(ownerWord ? { ownerWord } : {}),
+    ...(against ? { against } : {}),
+  };
+}
+
+/**
+ * A description is as good as a name: it can make an opaque column personal, say whose a value is, or say that
+ * the value is not personal (a statistic, a flag, a hash, a business's line). It cannot undo what the name
+ * settles (a key, a statistic, a flag, a supplier's phone).
+ */
+function weighDescription(byName: Verdict, reading: DescriptionReading): Verdict {
+  const { verdict, against } = reading;
+  if (!byName.pii) {
+    if (byName.decisive === 'name' || against || !verdict?.pii) return byName;
+    // vendor_name described as "Name of the homeowner selling the property": the description names the person.
+    if (byName.decisive === 'owner' && reading.owner !== 'person') return byName;
+    return verdict;
+  }
+  if (against) return notPii(against.category, 0.7, `${against.why}; the name alone read ${byName.category}`);
+  if (verdict) {
+    // "Main line of the site", "IP address of the relay server": the description names a non-person owner.
+    if (!verdict.pii && reading.owner !== undefined && reading.owner !== 'person') return verdict;
+    // "sender" described as the e-mail address the customer wrote from: the description is the more specific.
+    if (verdict.pii && verdict.category !== byName.category && byName.category !== 'credential') return verdict;
+    return byName;
+  }
+  if (reading.owner === 'organisation' || reading.owner === 'machine') {
+    const category = reading.owner === 'organisation' ? 'business_contact' : 'none';
+    return notPii(
+      category,
+      0.65,
+      `${reading.quote}: qualifier "${reading.ownerWord ?? ''}" names ${reading.owner === 'organisation' ? 'an organisation' : 'a machine'}, not a person`,
+    );
+  }
+  return byName;
+}
+
+/** The words that may name a value's owner: "bank" in bank_iban says what kind of account, not whose. */
+function ownerModifiers(concept: Concept, modifiers: readonly string[]): readonly string[] {
+  return concept === 'bank' || concept === 'account_number' ? modifiers.filter((m) => !BANK_CONTEXT.has(m)) : modifiers;
 }
 
 function conceptVerdict(
@@ -900,7 +1128,7 @@ function conceptVerdict(
       `${tokensText} suggest ${concept.replace('_', ' ')} but type ${column.type} cannot hold one`,
     );
   }
-  const { owner, word: ownerWord } = ownerOf(shape.modifiers);
+  const { owner, word: ownerWord } = ownerOf(ownerModifiers(concept, shape.modifiers));
   const ownerText = ownerWord
     ? `qualifier "${ownerWord}" names ${owner === 'person' ? 'a person' : owner === 'organisation' ? 'an organisation' : owner === 'machine' ? 'a machine' : 'a place or thing'}`
     : table.reason;
@@ -933,7 +1161,7 @@ function conceptVerdict(
       if (!personal) return notPii('none', 0.6, `${tokensText} is a birth date,; ${ownerText}: not a person`);
       return pii(
         'birth_date',
-        family === 'date' ? 0.95 : 0.85,
+        family === 'date' || family === 'timestamp' ? 0.95 : 0.85,
         `${tokensText} with type ${column.type}: a date of birth`,
       );
     case 'gender':
@@ -976,6 +1204,9 @@ function conceptVerdict(
     case 'location': {
       if (owner === 'machine' && concept !== 'email' && concept !== 'phone')
         return notPii('none', 0.7, `${tokensText}; ${ownerText}: a machine's address, not a person's`);
+      // A mast's site address, a sensor's coordinates: where an installation is, not where a person is.
+      if (owner === undefined && table.kind === 'infra' && concept !== 'email' && concept !== 'phone')
+        return notPii('none', 0.65, `${tokensText}; ${table.reason}: where an installation is, not a person`);
       // billing_email, billing_contact_email on a company's row: a business function's mailbox.
       const role = shape.modifiers.find((m) => FUNCTION_WORDS.has(m));
       if (role && table.businessRow && concept !== 'location')
@@ -1012,6 +1243,21 @@ function conceptVerdict(
         return pii('free_text_personal', 0.75, `free text (${tokensText}); ${ownerText}: notes about a person`);
       }
       return notPii('none', 0.6, `free text (${tokensText}); ${ownerText}: not about a person`);
+    case 'personal_record':
+      // contact_info, demographics, skills, profile json: a semi-structured record of the row's person.
+      if (owner === 'person' || (owner === undefined && table.kind === 'person')) {
+        return pii('free_text_personal', 0.7, `${tokensText}; ${ownerText}: a record of a person's details`);
+      }
+      if (owner === 'organisation' || (owner === undefined && table.kind === 'organisation'))
+        return notPii('business_contact', 0.6, `${tokensText}; ${ownerText}: an organisation's details`);
+      return notPii('none', 0.6, `${tokensText}; ${ownerText}: details of a thing, not a person`);
+    case 'kin':
+      // next_of_kin, emergency_contact: another person's details, wherever the row is.
+      if (owner === 'organisation' || owner === 'machine' || table.kind === 'thing' || table.kind === 'geo')
+        return notPii('none', 0.55, `${tokensText}; ${ownerText}: not a person's contact`);
+      if (family === 'json')
+        return pii('free_text_personal', 0.7, `${tokensText} with type ${column.type}: a related person's details`);
+      return pii('person_name', 0.65, `${tokensText}: names a related person (next of kin, emergency contact)`);
     case 'photo':
       if (owner === 'person' || (owner === undefined && table.kind === 'person')) {
         // A person's photograph is personal data but PiiCategory has no image/biometric category.

@@ -5,10 +5,11 @@
  * never throws, and on SQL it does not understand it returns what it could recognise.
  */
 
-type Token =
+/** A SQL token; a literal keeps its source text (quotes included) for readers that need its value. */
+export type Token =
   | { kind: 'word'; text: string; upper: string }
   | { kind: 'quoted'; text: string }
-  | { kind: 'literal' }
+  | { kind: 'literal'; text: string }
   | { kind: 'punct'; text: string };
 
 /** Keywords that end a FROM list at the current nesting level. */
@@ -212,7 +213,8 @@ function skipBalanced(tokens: Token[], open: number): number {
 const WORD_START = /[\p{L}_]/u;
 const WORD_PART = /[\p{L}\p{N}_$]/u;
 
-function tokenize(sql: string): Token[] {
+/** Words, quoted identifiers, literals and punctuation; comments dropped. Never throws. */
+export function tokenize(sql: string): Token[] {
   const out: Token[] = [];
   const n = sql.length;
   let i = 0;
@@ -239,13 +241,15 @@ function tokenize(sql: string): Token[] {
         }
       }
     } else if (c === "'") {
-      i = skipString(sql, i, false);
-      out.push({ kind: 'literal' });
+      const end = skipString(sql, i, false);
+      out.push({ kind: 'literal', text: sql.slice(i, end) });
+      i = end;
     } else if (c === '$' && /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.test(sql.slice(i, i + 66))) {
       const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i, i + 66))![0];
       const close = sql.indexOf(tag, i + tag.length);
-      i = close < 0 ? n : close + tag.length;
-      out.push({ kind: 'literal' });
+      const end = close < 0 ? n : close + tag.length;
+      out.push({ kind: 'literal', text: sql.slice(i, end) });
+      i = end;
     } else if (c === '"' || c === '`') {
       const { text, end } = readQuoted(sql, i, c);
       out.push({ kind: 'quoted', text });
@@ -261,8 +265,9 @@ function tokenize(sql: string): Token[] {
       const text = sql.slice(i, j);
       if (sql[j] === "'" && (text === 'E' || text === 'e')) {
         // PostgreSQL escape string: backslash escapes apply.
-        i = skipString(sql, j, true);
-        out.push({ kind: 'literal' });
+        const end = skipString(sql, j, true);
+        out.push({ kind: 'literal', text: sql.slice(i, end) });
+        i = end;
         continue;
       }
       out.push({ kind: 'word', text, upper: text.toUpperCase() });
@@ -270,7 +275,7 @@ function tokenize(sql: string): Token[] {
     } else if (/[0-9]/.test(c)) {
       let j = i + 1;
       while (j < n && /[0-9.eE_]/.test(sql[j]!)) j++;
-      out.push({ kind: 'literal' });
+      out.push({ kind: 'literal', text: sql.slice(i, j) });
       i = j;
     } else {
       out.push({ kind: 'punct', text: c });

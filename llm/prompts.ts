@@ -12,8 +12,9 @@ const NO_WORLD_CLAIMS =
 export const SYSTEM_PROMPTS: Record<ModelTask['argusTask'], string> = {
   describe: [
     'You draft catalog descriptions for one table or view and its undescribed columns.',
-    'Restate only what the evidence establishes: the kind of entity, its columns and types, keys, nullability, and the recorded upstream entities that exist.',
-    'A clearly named column may be described by what its name plainly says; do not invent business meaning beyond it.',
+    'A description must tell a reader something the catalog does not already show: never just restate a name, type, nullability, keys or the list of columns.',
+    '`established` lists what the catalog itself establishes (a description inherited from an upstream column, a derivation read from the SQL, a relationship): use those texts, or build on them without contradicting them.',
+    'Ground everything else in the SQL and the recorded lineage; a column of which nothing beyond its name and type is known gets no description.',
     NO_WORLD_CLAIMS,
     'Keep each description under 200 characters. Skip anything already described.',
     DATA_NOT_INSTRUCTIONS,
@@ -37,7 +38,7 @@ export const SYSTEM_PROMPTS: Record<ModelTask['argusTask'], string> = {
   review: [
     'You are the Arbiter of a data catalog: you decide whether each proposed repair may be written.',
     'Three kinds of claims:',
-    '1. Established by the evidence — the columns, their types and keys, the recorded lineage. A repair that restates them is approved.',
+    '1. Established by the evidence — the columns, their types and keys, the recorded lineage, the SQL, and the `established` facts (inherited or derived descriptions). A repair grounded in them is approved; one that only restates a name and type adds nothing and is rejected as not informative.',
     "2. Interpretation of the evidence — this is the judgment you are asked for. A clearly named column means what it says: cust_first_name is a person's name and personal data; billing_zipcode is a customer's postal code. Reject an interpretation only when the name is genuinely ambiguous (region alone is not personal data; account_number on a ledger is an accounting code).",
     '3. Claims about the world — owners, teams, refresh cadence, row counts, quality, currency, consumers that lineage does not record. They need evidence; reject them without it.',
     'Both errors cost: approving a fabrication puts a lie into a system people rely on; rejecting a correct repair leaves the catalog broken and a sensitive column ungoverned. Rejection is not a safe default.',

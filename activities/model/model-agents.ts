@@ -7,6 +7,7 @@ import type { Pacer } from '../../llm/pacer';
 import { SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
 import { entityEvidence } from './model-review';
 import type { CatalogContext } from '../../judgment/catalog-context';
+import type { Neighbours } from '../../judgment/description-evidence';
 
 export interface ModelCallOptions {
   endpoint: EndpointSpec;
@@ -26,8 +27,9 @@ export async function proposeWithModel(
   entity: CatalogEntity,
   ctx: CatalogContext,
   o: ModelCallOptions,
+  neighbours?: Neighbours,
 ): Promise<ProposalChange[]> {
-  const evidence = entityEvidence(entity, ctx);
+  const evidence = entityEvidence(entity, ctx, neighbours);
   const cols = new Map(entity.columns.map((c) => [c.name, c]));
   const common = { endpoint: o.endpoint, env: o.env, pacer: o.pacer, signal: o.signal, onWait: o.onWait };
   switch (agent) {

@@ -6,9 +6,22 @@ import { MalformedOutputError } from '../../llm/errors';
 import type { Pacer } from '../../llm/pacer';
 import { SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
 import type { CatalogContext } from '../../judgment/catalog-context';
+import { descriptionFacts, NO_NEIGHBOURS, type Neighbours } from '../../judgment/description-evidence';
 
-/** What a model may see about an entity: schema and recorded lineage, nothing else. */
-export function entityEvidence(e: CatalogEntity, ctx: CatalogContext): EntityEvidence {
+/**
+ * What a model may see about an entity: schema, recorded lineage, SQL, and what they establish beyond
+ * names and types (inherited and derived descriptions, when the entities it reads are given).
+ */
+export function entityEvidence(
+  e: CatalogEntity,
+  ctx: CatalogContext,
+  neighbours: Neighbours = NO_NEIGHBOURS,
+): EntityEvidence {
+  const facts = descriptionFacts(e, ctx, neighbours);
+  const established: NonNullable<EntityEvidence['established']> = [
+    ...(facts.table ? [{ target: 'table' as const, basis: facts.table.basis, text: facts.table.text }] : []),
+    ...[...facts.columns].map(([column, f]) => ({ target: 'column' as const, column, basis: f.basis, text: f.text })),
+  ].slice(0, 200);
   return {
     id: e.id,
     kind: e.kind,
@@ -24,6 +37,7 @@ export function entityEvidence(e: CatalogEntity, ctx: CatalogContext): EntityEvi
     })),
     upstream: e.upstream.map((id) => ({ id, exists: ctx.exists(id) })),
     ...(e.sql ? { sql: e.sql.slice(0, 4000) } : {}),
+    ...(established.length > 0 ? { established } : {}),
   };
 }
 
@@ -52,6 +66,8 @@ export function proposalForReview(id: string, c: ProposalChange): ProposalForRev
 export async function reviewWithModel(args: {
   entity: CatalogEntity;
   ctx: CatalogContext;
+  /** The entities it reads, for the established facts (none: the facts are left out). */
+  neighbours?: Neighbours;
   proposals: { id: string; change: ProposalChange }[];
   endpoint: EndpointSpec;
   env?: NodeJS.ProcessEnv;
@@ -61,7 +77,7 @@ export async function reviewWithModel(args: {
 }): Promise<Outcome[]> {
   const task = {
     argusTask: 'review' as const,
-    entity: entityEvidence(args.entity, args.ctx),
+    entity: entityEvidence(args.entity, args.ctx, args.neighbours),
     proposals: args.proposals.map((p) => proposalForReview(p.id, p.change)),
   };
   const r = await callStructured({

@@ -73,6 +73,8 @@ function report(over: Partial<SweepReport> = {}): SweepReport {
       describedBefore: 21,
       describedAfter: 40,
       describable: 50,
+      sources: { human: 21, inherited: 11, derived: 6, model: 2 },
+      restatementsNotCounted: 3,
     },
     piiGovernance: { tagged: 12, piiLooking: 13, ratio: 12 / 13, taggedBefore: 3 },
     failures: [],
@@ -168,6 +170,13 @@ describe.each(Object.keys(renderers) as (keyof typeof renderers)[])('%s report',
     expect(out).toContain('68 of 69');
     expect(out).toContain('raw.broken_entity');
     expect(out).toContain('primary-gpt');
+  });
+
+  test('where the counted descriptions came from, and the restatements left uncounted', () => {
+    const out = render(partial);
+    const s = partial.coverage.sources;
+    expect(out).toContain(`human ${s.human}, inherited ${s.inherited}, derived ${s.derived}, model ${s.model}`);
+    expect(out).toContain(`${partial.coverage.restatementsNotCounted} restatements of the schema not counted`);
   });
 });
 

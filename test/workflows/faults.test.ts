@@ -19,7 +19,10 @@ const w = useArgusWorker('tq-faults-control');
 const work = mkdtempSync(path.join(os.tmpdir(), 'argus-faults-'));
 const original = path.join(work, 'original.json');
 // Four pages of 100 entities, two in flight: enough for several group commits, quick enough for CI.
-writeFileSync(original, JSON.stringify(generateCatalog({ entities: 400, seed: 7, name: 'faults' }), null, 2));
+// People described a sixth of the columns: what the drafter inherits downstream, so every page has writes.
+const generated = generateCatalog({ entities: 400, seed: 7, name: 'faults' });
+for (const e of generated.entities) for (const c of e.columns) if (c.description) c.description_source = 'human';
+writeFileSync(original, JSON.stringify(generated, null, 2));
 const sweepInput = (file: string) => ({
   catalog: { kind: 'file' as const, path: file },
   pageSize: 100,
@@ -79,7 +82,7 @@ beforeAll(async () => {
   };
   // The control must have something to lose: several pages of writes.
   expect(report.partial).toBe(false);
-  expect(report.written).toBeGreaterThan(500);
+  expect(report.written).toBeGreaterThan(400);
   expect(control.written).toHaveLength(report.written);
 });
 

@@ -15,7 +15,10 @@ test('a generated catalog goes through children and continue-as-new; no executio
   const dir = path.join(w.tw.stateDir, 'gen');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'generated.json');
-  writeFileSync(file, JSON.stringify(generateCatalog({ entities, seed: 7, name: 'generated' })));
+  // People described a sixth of the columns: what the drafter inherits downstream (it writes nothing else here).
+  const catalog = generateCatalog({ entities, seed: 7, name: 'generated' });
+  for (const e of catalog.entities) for (const c of e.columns) if (c.description) c.description_source = 'human';
+  writeFileSync(file, JSON.stringify(catalog));
   const id = uniqueId('sweep/generated');
   const handle = await w.client.workflow.start('sweepWorkflow', {
     taskQueue: w.tw.taskQueue,
@@ -36,13 +39,13 @@ test('a generated catalog goes through children and continue-as-new; no executio
     report.byKind.description.proposed + report.byKind.pii_tag.proposed + report.byKind.lineage_flag.proposed;
   expect(report.outcomes.approved + report.outcomes.rejected + report.outcomes.not_reviewed).toBe(proposed);
 
-  // The result carries the first 1,000 proposals; the report file (written page by page, compact at this
-  // size) carries every one, with the same figures.
-  expect(proposed).toBeGreaterThan(5000);
+  // The result carries the first 1,000 proposals; the report file carries every one, with the same figures
+  // (its compact, spooled form for larger reports is tested in test/unit/report-spool.test.ts).
+  expect(proposed).toBeGreaterThan(1000);
+  expect(report.byKind.description.proposed).toBeGreaterThan(300);
   expect(report.proposals).toHaveLength(1000);
   expect(report.proposalsTruncated).toBe(proposed - 1000);
   const text = readFileSync(report.reportFile, 'utf8');
-  expect(text.split('\n').filter(Boolean)).toHaveLength(1);
   const full = JSON.parse(text) as SweepReport;
   expect(full.proposals).toHaveLength(proposed);
   expect(full.proposalsTruncated).toBe(0);

@@ -1,0 +1,60 @@
+import type { CatalogEntity } from '../domain/catalog';
+import { nameWords, splitWords } from './catalog-context';
+import { singular } from './words';
+
+/**
+ * Words that only restate what a catalog already shows of a column or table: its name, type,
+ * nullability, keys, column list and recorded lineage. A description made of nothing else tells a
+ * reader nothing new ("Usd rate: NUMERIC(18,8), not null.", "Table with 6 columns: a, b, c.").
+ */
+const SCHEMA_WORDS = new Set(
+  `a an the of this that these those is are it its in for to and or with by as be may can
+   table view column columns field fields entity entities record records row rows data value values
+   nullable null not non no required optional mandatory primary key keys part composite foreign
+   unique identifier identifiers id ids type typed types defined sql over recorded upstream
+   catalog contains stores holds has have surrogate natural number numeric string text integer`
+    .split(/\s+/)
+    .filter((w) => w !== ''),
+);
+
+/**
+ * True when a description of `entity` (or of its `column`) says nothing the catalog does not already
+ * show. Such text is neither proposed, approved nor counted as coverage, whoever wrote it. A column
+ * description that names the column's foreign-key target says where its values come from: informative.
+ */
+export function isRestatement(text: string, entity: CatalogEntity, columnName?: string): boolean {
+  const allowed = new Set<string>(SCHEMA_WORDS);
+  const add = (s: string | undefined) => {
+    if (s === undefined) return;
+    for (const w of nameWords(s)) {
+      allowed.add(w);
+      allowed.add(singular(w));
+    }
+  };
+  add(entity.name);
+  add(entity.id);
+  add(entity.schema);
+  add(entity.database);
+  add(entity.layer);
+  const lower = text.toLowerCase();
+  if (columnName !== undefined) {
+    const column = entity.columns.find((c) => c.name === columnName);
+    if (column === undefined) return false;
+    if (column.foreign_key !== undefined) {
+      const target = column.foreign_key.toLowerCase();
+      const table = target.split('.').slice(0, -1).join('.');
+      if (lower.includes(target) || (table !== '' && lower.includes(table))) return false;
+    }
+    add(column.name);
+    add(column.type);
+  } else {
+    for (const c of entity.columns) {
+      add(c.name);
+      add(c.type);
+      add(c.foreign_key);
+    }
+    for (const up of entity.upstream) add(up);
+  }
+  // "customer's": the possessive s is not a word of its own.
+  return splitWords(text).every((w) => w === 's' || /^\d+$/.test(w) || allowed.has(w) || allowed.has(singular(w)));
+}
