@@ -3,6 +3,8 @@ import { proposalId } from '../domain/digest';
 import { NO_MODEL_AGENTS, NEEDS_NEIGHBOURS } from '../judgment/agents';
 import { NO_NEIGHBOURS } from '../judgment/description-evidence';
 import { loadNeighbours } from './neighbours';
+import { proposeFromSamples, samplingCandidates } from '../judgment/pii-samples';
+import { sampledEvidence } from './value-sampling';
 import { catalogContext } from './catalog-access';
 import { faultPoint } from './fault-points';
 import { sweepContext, type ActivityDeps } from './sweep-context';
@@ -31,7 +33,14 @@ export function createAgentActivities(deps: ActivityDeps) {
       const failures: EntityFailure[] = [];
       for (const e of entities) {
         try {
-          for (const { change, evidence } of fn(e, ctx, neighbours)) {
+          const found = fn(e, ctx, neighbours);
+          if (input.agent === 'pii-classifier' && meta.sampleRows !== undefined) {
+            // Opt-in: columns the rules leave undecided are sampled here; only counts come back.
+            const proposed = new Set(found.flatMap((p) => (p.change.kind === 'pii_tag' ? [p.change.column] : [])));
+            const evidence = await sampledEvidence(catalog, e, samplingCandidates(e, proposed), meta.sampleRows);
+            found.push(...proposeFromSamples(e, evidence));
+          }
+          for (const { change, evidence } of found) {
             proposals.push({
               id: proposalId(meta.catalogName, e.id, change),
               entityId: e.id,

@@ -13,6 +13,7 @@ export function createCatalogActivities(deps: ActivityDeps) {
       sweepId: string;
       ledgerKey: string;
       catalog: CatalogRef;
+      sampleRows?: number;
     }): Promise<{ catalogName: string; entityCount: number }> {
       const ledger = ledgerFor(input.ledgerKey);
       const catalog = await deps.catalogs(input.catalog);
@@ -26,6 +27,7 @@ export function createCatalogActivities(deps: ActivityDeps) {
         catalogName: snap.name,
         auditFile: auditFileFor(deps.stateDir, catalog.identity, snap.name),
         startedAt: new Date().toISOString(),
+        ...(input.sampleRows !== undefined ? { sampleRows: input.sampleRows } : {}),
       });
       return { catalogName: snap.name, entityCount: snap.ids.length };
     },

@@ -18,6 +18,8 @@ export interface SweepMeta {
   catalogName: string;
   auditFile: string;
   startedAt: string;
+  /** Values the PII agent and the gate may sample per column (sweep input `sampleValues`); absent: none. */
+  sampleRows?: number;
 }
 
 export type { CatalogStats };

@@ -5,6 +5,8 @@ import { summarize } from '../judgment/agents';
 import { catalogContext } from './catalog-access';
 import { NO_NEIGHBOURS } from '../judgment/description-evidence';
 import { loadNeighbours } from './neighbours';
+import { confirmBySamples } from '../judgment/pii-samples';
+import { sampledEvidence } from './value-sampling';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 
 /** The mechanical gate over a page, what waits for people, and outcomes decided in the workflow. */
@@ -21,7 +23,7 @@ export function createReviewActivities(deps: ActivityDeps) {
       passed: Record<string, string[]>;
     }> {
       const ledger = ledgerFor(input.ledgerKey);
-      const { catalog } = await catalogOf(ledger);
+      const { meta, catalog } = await catalogOf(ledger);
       const ctx = await catalogContext(catalog);
       const proposals = await ledger.proposals(input.pageIndex);
       const { entities } = await catalog.getEntities([...new Set(proposals.map((p) => p.entityId))]);
@@ -35,7 +37,13 @@ export function createReviewActivities(deps: ActivityDeps) {
       let approved = 0;
       let rejected = 0;
       for (const p of proposals) {
-        const r = mechanicalReview(p, byId.get(p.entityId), ctx, neighbours);
+        let r = mechanicalReview(p, byId.get(p.entityId), ctx, neighbours);
+        const entity = byId.get(p.entityId);
+        if (meta.sampleRows !== undefined && r.decision === 'rejected' && p.change.kind === 'pii_tag' && entity) {
+          // The gate's own sample of the column (opt-in), never the proposal's account of it.
+          const ev = await sampledEvidence(catalog, entity, [p.change.column], meta.sampleRows);
+          r = confirmBySamples(r, p.change, ev.get(p.change.column));
+        }
         if (r.decision === 'rejected') {
           rejected++;
           outcomes.push({ proposalId: p.id, decision: 'rejected', reason: r.reason, reviewer: 'mechanical-gate' });

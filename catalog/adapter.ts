@@ -86,6 +86,13 @@ export interface CatalogAdapter {
   ): Promise<RepairOutcome[]>;
   /** Take recorded writes back, newest first as given; a value changed since is left alone (`conflict`). */
   revertRepairs(batch: RevertRequest[]): Promise<RevertOutcome[]>;
+  /**
+   * Up to `rows` values (an adapter caps it; PostgreSQL at 100) of each of `columns` of one entity, as text, null
+   * kept; keyed by the column names given. The values stay in the calling process: never in a result, an error
+   * message or a log. Raises CatalogError for an unknown entity or column, or a read the catalog refuses.
+   * Catalogs that hold no data (file, dbt) leave it out.
+   */
+  sampleColumnValues?(entityId: string, columns: string[], rows: number): Promise<Map<string, (string | null)[]>>;
 }
 
 /** Opens the catalog a sweep input names; raises CatalogError when it cannot be used. */

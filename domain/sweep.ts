@@ -147,6 +147,16 @@ export const SweepInput = z
     /** Attempts of a still-throttled (unnamed 429) endpoint before the work rotates to the next one. */
     throttleAttemptsBeforeRotation: z.number().int().min(1).max(20).default(4),
     humanReview: HumanReviewConfig.optional(),
+    /**
+     * Off unless given: the PII agent and the gate may read up to `rows` values of a column a name cannot
+     * settle, in the worker, to match patterns (e-mail, phone, card numbers with their checksum, …). Only
+     * catalogs that hold data (PostgreSQL) can; values never leave the activity: not into Temporal, the
+     * report, the logs or a model prompt — only counts ("19 of 20 sampled values look like e-mail addresses").
+     */
+    sampleValues: z
+      .object({ rows: z.number().int().min(5).max(100).default(20) })
+      .strict()
+      .optional(),
   })
   .strict()
   .superRefine((v, ctx) => {

@@ -154,7 +154,12 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     const ledgerKey = `${sweepId}@${info.firstExecutionRunId}`;
     let opened: { catalogName: string; entityCount: number };
     try {
-      opened = await catalogActivities.openCatalog({ sweepId, ledgerKey, catalog: cfg.catalog });
+      opened = await catalogActivities.openCatalog({
+        sweepId,
+        ledgerKey,
+        catalog: cfg.catalog,
+        ...(cfg.sampleValues ? { sampleRows: cfg.sampleValues.rows } : {}),
+      });
     } catch (err) {
       // The sweep cannot start: fail with the root cause itself (say, "catalog file not found: /x"), not the
       // activity wrapper, so the CLI, `sweep status` and the Web UI all show what a person can act on.

@@ -47,6 +47,13 @@ function explain(err: unknown, where: string): CatalogError {
 const qualified = (c: PoolClient, schema: string, name: string) =>
   `${c.escapeIdentifier(schema)}.${c.escapeIdentifier(name)}`;
 
+/** Most rows a sample reads: enough for judgment/value-patterns.ts, few enough to be read in a blink and forgotten. */
+const SAMPLE_MAX_ROWS = 100;
+/** A sample is evidence, not the sweep's work: a heavy view or a lock held by a migration makes it give up. */
+const SAMPLE_TIMEOUT = '5s';
+/** Longer values come back cut: no pattern ARGUS looks for is half as long, and 100 rows stay small. */
+const SAMPLE_MAX_CHARS = 512;
+
 const KEYWORD: Record<PgRelationKind, string> = {
   table: 'TABLE',
   partitioned_table: 'TABLE',
@@ -498,6 +505,101 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
         return out;
       },
     );
+  }
+
+  /**
+   * Up to `rows` (at most 100) values of each column, cast to text in SQL and cut at 512 characters, read in a
+   * READ ONLY transaction with a 5 s statement_timeout: the first rows the server returns, no ORDER BY. Raises
+   * CatalogError for an entity not in the catalog's schemas, a column it does not have, or a refused read;
+   * the message names the relation and the SQLSTATE, never the server's text (which may quote a value).
+   */
+  async sampleColumnValues(entityId: string, columns: string[], rows: number): Promise<Map<string, (string | null)[]>> {
+    const limit = Number.isFinite(rows) ? Math.max(0, Math.min(SAMPLE_MAX_ROWS, Math.floor(rows))) : 0;
+    const wanted = [...new Set(columns)];
+    return this.withClient(async (c) => {
+      const rel = await this.sampleTarget(c, entityId);
+      await c.query('BEGIN READ ONLY');
+      try {
+        await c.query(`SET LOCAL statement_timeout = '${SAMPLE_TIMEOUT}'`);
+        const present = new Set(
+          (
+            await c.query<{ attname: string }>(
+              `SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = $1::oid AND attnum > 0 AND NOT attisdropped`,
+              [rel.oid],
+            )
+          ).rows.map((r) => r.attname),
+        );
+        const unknown = wanted.filter((col) => !present.has(col));
+        if (unknown.length)
+          throw new CatalogError(
+            `PostgreSQL catalog ${this.where}: ${rel.id} has no column ${unknown.map((u) => JSON.stringify(u)).join(', ')} to sample`,
+          );
+        const out = new Map<string, (string | null)[]>(wanted.map((col) => [col, []]));
+        if (limit > 0 && wanted.length > 0) {
+          const list = wanted
+            .map((col) => `pg_catalog.left(${c.escapeIdentifier(col)}::text, ${SAMPLE_MAX_CHARS})`)
+            .join(', ');
+          const res = await c.query<(string | null)[]>({
+            text: `SELECT ${list} FROM ${qualified(c, rel.schema, rel.name)} LIMIT $1`,
+            values: [limit],
+            rowMode: 'array',
+          });
+          for (const row of res.rows) wanted.forEach((col, i) => out.get(col)!.push(row[i] ?? null));
+        }
+        await c.query('COMMIT');
+        return out;
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        throw this.sampleRefused(err, rel);
+      }
+    });
+  }
+
+  /** The relation an entity id names, as this adapter resolves ids, checked to be still there under that name. */
+  private async sampleTarget(c: PoolClient, entityId: string): Promise<PgRelation> {
+    if (this.ref.schemas && !this.ref.schemas.some((s) => entityId.startsWith(`${s}.`)))
+      throw new CatalogError(
+        `PostgreSQL catalog ${this.where}: ${entityId} is not in the catalog's schemas (${this.ref.schemas.join(', ')})`,
+      );
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await this.relationsFor(c, [entityId]);
+      const rel = this.relations.get(entityId);
+      if (!rel) break;
+      const same = await c
+        .query(
+          `SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+            WHERE c.oid = $1::oid AND n.nspname = $2 AND c.relname = $3`,
+          [rel.oid, rel.schema, rel.name],
+        )
+        .catch((err: unknown) => {
+          throw explain(err, this.where);
+        });
+      if (same.rowCount) {
+        if (this.ref.schemas && !this.ref.schemas.includes(rel.schema)) break;
+        return rel;
+      }
+      // Dropped, recreated or renamed since it was read: read it again, once.
+      this.relations.delete(entityId);
+    }
+    throw new CatalogError(`PostgreSQL catalog ${this.where}: no table or view ${entityId} to sample`);
+  }
+
+  /** A refused sample in a person's words: the SQLSTATE and what it means, never the server's text. */
+  private sampleRefused(err: unknown, rel: PgRelation): CatalogError {
+    if (err instanceof CatalogError) return err;
+    const code = (err as { code?: string }).code;
+    if (code === undefined || !/^[0-9A-Z]{5}$/.test(code)) return explain(err, this.where);
+    const why =
+      code === '57014'
+        ? `the read took longer than ${SAMPLE_TIMEOUT} and was cancelled (57014)`
+        : code === '42501'
+          ? 'permission denied (42501): sampling values needs SELECT on it'
+          : code === '25006'
+            ? 'reading it would write (25006), and samples are read in a READ ONLY transaction'
+            : code === '42P01' || code === '42703'
+              ? `it changed during the sweep (${code})`
+              : `the server refused the read (SQLSTATE ${code})`;
+    return new CatalogError(`PostgreSQL catalog ${this.where}: sampling ${rel.id}: ${why}`);
   }
 
   async close(): Promise<void> {

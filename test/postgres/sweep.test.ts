@@ -2,9 +2,11 @@
 // whose environment holds the connection string, descriptions written with COMMENT ON, PII tags in ARGUS's table,
 // a second sweep that writes nothing, and an undo that leaves every pg_description row as it was.
 import * as path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { WorkflowFailedError } from '@temporalio/client';
 import { runSweep, useArgusWorker } from '../support/argus-worker';
+import { uniqueId } from '../support/temporal-env';
 import { loadSql, startPostgres, type PgServer } from '../support/postgres';
 import { undoSweep } from '../../activities/undo';
 import { createCatalogs } from '../../catalog';
@@ -329,4 +331,42 @@ test('the temporal CLI starts a PostgreSQL sweep with nothing but the JSON input
   expect(r.status).toBe('COMPLETED');
   expect(r.result).toMatchObject({ catalog: 'pagila', dryRun: true, written: 0, partial: false });
   expect(r.result.outcomes.approved).toBeGreaterThan(0);
+});
+
+describe('value sampling (sweep input sampleValues, off by default)', () => {
+  const EMAILS = Array.from({ length: 20 }, (_, i) => `member${i}.quokka@mail-sample.example`);
+  beforeAll(async () => {
+    await db.query(`CREATE SCHEMA sampled;
+      CREATE TABLE sampled.contacts (id integer PRIMARY KEY, c7 text, batch_label text);`);
+    for (const [i, email] of EMAILS.entries())
+      await db.query(`INSERT INTO sampled.contacts VALUES ($1, $2, $3)`, [i, email, `batch ${i % 3}`]);
+  });
+
+  const c7Tag = (r: SweepReport) =>
+    r.proposals.find((p) => p.change.kind === 'pii_tag' && p.change.column === 'c7' && p.entityId.endsWith('contacts'));
+
+  test('without it, a column known only by an opaque name is left alone', async () => {
+    const r = await sweep({ catalog: { kind: 'postgres', schemas: ['sampled'] }, dryRun: true });
+    expect(r.failures).toEqual([]);
+    expect(c7Tag(r)).toBeUndefined();
+  });
+
+  test('with it, the values tag the column; the values reach neither Temporal nor the report', async () => {
+    const id = uniqueId('sweep/pg/sampled');
+    const r = (await w.client.workflow.execute('sweepWorkflow', {
+      taskQueue: w.tw.taskQueue,
+      workflowId: id,
+      args: [{ catalog: { kind: 'postgres', schemas: ['sampled'] }, sampleValues: { rows: 20 } }],
+    })) as SweepReport;
+    const tag = c7Tag(r);
+    expect(tag).toMatchObject({ outcome: 'approved', written: true, change: { category: 'email' } });
+    expect(tag!.reason).toMatch(/20 of 20 values sampled in the worker look like/);
+    expect(r.proposals.find((p) => p.change.kind === 'pii_tag' && p.change.column === 'batch_label')).toBeUndefined();
+    const history = JSON.stringify(await w.client.workflow.getHandle(id).fetchHistory());
+    const reportFile = readFileSync(r.reportFile, 'utf8');
+    for (const text of [history, reportFile, JSON.stringify(r)]) {
+      expect(text).not.toContain('quokka');
+      expect(text).not.toContain('mail-sample');
+    }
+  });
 });
