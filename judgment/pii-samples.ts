@@ -10,7 +10,15 @@ import type { ValueEvidence } from './value-patterns';
 const OVERTURNABLE = new Set(['pii:ungrounded', 'pii:generic-column', 'pii:type-mismatch']);
 
 /** Types whose values no pattern here can match (a phone or card stored as a number is still sampled). */
-const NOT_SAMPLED: ReadonlySet<TypeFamily> = new Set(['bool', 'decimal', 'float', 'date', 'time', 'timestamp', 'binary']);
+const NOT_SAMPLED: ReadonlySet<TypeFamily> = new Set([
+  'bool',
+  'decimal',
+  'float',
+  'date',
+  'time',
+  'timestamp',
+  'binary',
+]);
 
 /**
  * Columns worth sampling (sweep input `sampleValues`): those the name, type and description leave undecided
