@@ -191,7 +191,7 @@ function derivedText(
       };
     case 'aggregate': {
       const per = perGroup(d.groupBy);
-      const over = `${per === '' ? ' over all rows' : per}${d.filtered ? ' (of the rows its WHERE keeps)' : ''}`;
+      const over = `${per === '' ? ' over all rows' : per}${d.filtered ? ' (of a subset of the rows it reads)' : ''}`;
       if (d.source === undefined) {
         const from = d.from.map((t) => ctx.resolve(t) ?? t);
         const rows = from.length === 1 ? `${tick(from[0]!)} rows` : 'rows';
@@ -352,7 +352,7 @@ function tableFact(entity: CatalogEntity, ctx: CatalogContext, neighbours: Neigh
       basis: 'inherited',
       evidence: [
         `inherited: person's description of ${up.id}`,
-        `sql: reads only ${up.id}${shape.filtered ? ' (with WHERE)' : ''}`,
+        `sql: reads only ${up.id}${shape.filtered ? ' (a subset of its rows)' : ''}`,
       ],
     };
   }
