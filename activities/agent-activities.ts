@@ -17,14 +17,15 @@ export function createAgentActivities(deps: ActivityDeps) {
     async runAgent(input: {
       ledgerKey: string;
       pageIndex: number;
-      ids: string[];
+      /** The page's ids; absent: read from the ledger (what loadCatalogPage stored). */
+      ids?: string[];
       agent: AgentName;
-    }): Promise<{ proposals: number; failures: EntityFailure[] }> {
+    }): Promise<{ proposals: number; failures: EntityFailure[]; failureCount: number }> {
       faultPoint('agent-start');
       const ledger = ledgerFor(input.ledgerKey);
       const { meta, catalog } = await catalogOf(ledger);
       const ctx = await catalogContext(catalog);
-      const { entities } = await catalog.getEntities(input.ids);
+      const { entities } = await catalog.getEntities(input.ids ?? (await ledger.pageIds(input.pageIndex)));
       const fn = NO_MODEL_AGENTS[input.agent];
       const neighbours = NEEDS_NEIGHBOURS.has(input.agent)
         ? await loadNeighbours(catalog, entities, ctx)
@@ -61,7 +62,7 @@ export function createAgentActivities(deps: ActivityDeps) {
       }
       await ledger.writeProposals(input.pageIndex, input.agent, proposals);
       await ledger.writeFailures(input.pageIndex, input.agent, failures);
-      return { proposals: proposals.length, failures };
+      return { proposals: proposals.length, failures: failures.slice(0, 20), failureCount: failures.length };
     },
   };
 }

@@ -4,6 +4,9 @@ import { catalogStats } from '../judgment/catalog-stats';
 import { auditFileFor } from './catalog-access';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 
+/** Failures a page returns to the workflow; all of them are in the ledger and the report. */
+const MAX_RETURNED_FAILURES = 20;
+
 /** Open the catalog a sweep names and read it page by page. */
 export function createCatalogActivities(deps: ActivityDeps) {
   const { ledgerFor, catalogOf } = sweepContext(deps);
@@ -37,7 +40,9 @@ export function createCatalogActivities(deps: ActivityDeps) {
       ledgerKey: string;
       pageIndex: number;
       pageSize: number;
-    }): Promise<{ ids: string[]; failures: EntityFailure[] }> {
+      /** Return the ids too (model agents fan out one activity per entity); otherwise only counts. */
+      withIds?: boolean;
+    }): Promise<{ ids: string[]; count: number; failures: EntityFailure[]; failureCount: number }> {
       const ledger = ledgerFor(input.ledgerKey);
       const { catalog } = await catalogOf(ledger);
       const snap = await catalog.snapshot();
@@ -51,10 +56,20 @@ export function createCatalogActivities(deps: ActivityDeps) {
         message: i.message,
       }));
       await ledger.writeFailures(input.pageIndex, 'load', failures);
+      await ledger.writePageIds(
+        input.pageIndex,
+        entities.map((e) => e.id),
+      );
       // Coverage before the sweep, page by page: each entity belongs to one page and only that page's write
       // touches it, so the sums are the catalog's figures without a pass over the whole catalog.
       await ledger.writeStats(input.pageIndex, 'before', catalogStats(entities));
-      return { ids: entities.map((e) => e.id), failures };
+      // The history carries counts, not a page's ids: a 100,000-entity sweep would otherwise put megabytes in it.
+      return {
+        ids: input.withIds ? entities.map((e) => e.id) : [],
+        count: entities.length,
+        failures: failures.slice(0, MAX_RETURNED_FAILURES),
+        failureCount: failures.length,
+      };
     },
   };
 }

@@ -148,6 +148,17 @@ export class SweepLedger {
     return readJson<CatalogStats>(this.page(n, `stats-${when}.json`));
   }
 
+  /** The ids a page holds, as read: the page's later activities take them from here, not from their input. */
+  writePageIds(n: number, ids: string[]): Promise<void> {
+    return writeFileAtomic(this.page(n, 'ids.json'), JSON.stringify(ids));
+  }
+  async pageIds(n: number): Promise<string[]> {
+    const ids = await readJson<string[]>(this.page(n, 'ids.json'));
+    if (ids === undefined)
+      throw new Error(`page ${n} of sweep ledger ${this.dir} has no ids.json: its loadCatalogPage has not run here`);
+    return ids;
+  }
+
   writeFailures(n: number, stage: string, failures: EntityFailure[]): Promise<void> {
     return writeFileAtomic(this.page(n, `failures-${stage}.json`), JSON.stringify(failures));
   }

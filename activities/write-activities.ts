@@ -19,15 +19,19 @@ export function createWriteActivities(deps: ActivityDeps) {
       ledgerKey: string;
       sweepId: string;
       pageIndex: number;
-      /** The page's entity ids: their figures after the write go to the ledger. */
-      ids: string[];
+      /** The page's entity ids (their figures after the write go to the ledger); absent: read from the ledger. */
+      ids?: string[];
       overwriteHumanText: boolean;
       dryRun: boolean;
     }): Promise<{ written: number; already: number; keptHuman: number }> {
       const ledger = ledgerFor(input.ledgerKey);
       const { meta, catalog } = await catalogOf(ledger);
       const recordAfter = async () =>
-        ledger.writeStats(input.pageIndex, 'after', catalogStats((await catalog.getEntities(input.ids)).entities));
+        ledger.writeStats(
+          input.pageIndex,
+          'after',
+          catalogStats((await catalog.getEntities(input.ids ?? (await ledger.pageIds(input.pageIndex)))).entities),
+        );
       const done = await ledger.writes(input.pageIndex);
       if (done) {
         await recordAfter();

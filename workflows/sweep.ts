@@ -56,6 +56,11 @@ export interface SweepCarry {
 
 const MAX_CARRIED_FAILURES = 200;
 
+/** The entities of a page for a failure that hit all of them: their ids when known, else their positions. */
+function pageEntities(ids: string[], first: number, count: number): string[] {
+  return ids.length > 0 ? ids : Array.from({ length: count }, (_, i) => `#${first + i}`);
+}
+
 function failureOf(err: unknown): { category: string; retryable: boolean; message: string } {
   let cause: unknown = err;
   while (cause instanceof ActivityFailure || cause instanceof ChildWorkflowFailure) cause = cause.cause ?? cause;
@@ -297,7 +302,11 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
   async function processPage(pageIndex: number): Promise<void> {
     const first = pageIndex * state.pageSize;
     const size = Math.min(state.pageSize, state.entityCount - first);
+    // The page's ids travel through the history only when model agents fan out per entity; the other
+    // activities read them from the ledger, so no history grows with the catalog.
+    const perEntity = cfg.agentBackend === 'model';
     let ids: string[];
+    let loaded = 0;
     try {
       const page = await catalogActivities.loadCatalogPage.executeWithOptions(
         { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: read ${size} entities` },
@@ -306,11 +315,14 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
             ledgerKey: state.ledgerKey,
             pageIndex,
             pageSize: state.pageSize,
+            ...(perEntity ? { withIds: true } : {}),
           },
         ],
       );
+      // A result recorded before `count` existed carries every id (and no count).
       ids = page.ids;
-      noteFailures(page.failures.length);
+      loaded = page.count ?? page.ids.length;
+      noteFailures(page.failureCount ?? page.failures.length);
     } catch (err) {
       const f = failureOf(err);
       addFailures(Array.from({ length: size }, (_, i) => ({ entity: `#${first + i}`, stage: 'load' as const, ...f })));
@@ -320,13 +332,13 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
       if (cfg.agentBackend === 'model') return runModelAgent(pageIndex, ids, agent);
       try {
         const r = await catalogActivities.runAgent.executeWithOptions(
-          { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: ${agent} on ${ids.length} entities` },
-          [{ ledgerKey: state.ledgerKey, pageIndex, ids, agent }],
+          { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: ${agent} on ${loaded} entities` },
+          [{ ledgerKey: state.ledgerKey, pageIndex, ...(ids.length > 0 ? { ids } : {}), agent }],
         );
-        noteFailures(r.failures.length);
+        noteFailures(r.failureCount ?? r.failures.length);
       } catch (err) {
         const f = failureOf(err);
-        addFailures(ids.map((entity) => ({ entity, stage: agent, ...f })));
+        addFailures(pageEntities(ids, first, loaded).map((entity) => ({ entity, stage: agent, ...f })));
       }
     });
     await Promise.all(agentRuns);
@@ -360,7 +372,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
         if (!state.retired.some((x) => x.endpointId === r.endpointId)) state.retired.push(r);
     } catch (err) {
       const f = failureOf(err);
-      addFailures(ids.map((entity) => ({ entity, stage: 'review' as const, ...f })));
+      addFailures(pageEntities(ids, first, loaded).map((entity) => ({ entity, stage: 'review' as const, ...f })));
       log.warn('arbiter failed for page; its proposals stay unreviewed and unwritten', { pageIndex, error: f.message });
     }
     if (cfg.humanReview) await humanGate(pageIndex, cfg.humanReview);
@@ -372,7 +384,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
             ledgerKey: state.ledgerKey,
             sweepId,
             pageIndex,
-            ids,
+            ...(ids.length > 0 ? { ids } : {}),
             overwriteHumanText: cfg.overwriteHumanText,
             dryRun: cfg.dryRun,
           },
@@ -381,7 +393,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
       state.counts.written += w.written;
     } catch (err) {
       const f = failureOf(err);
-      addFailures(ids.map((entity) => ({ entity, stage: 'write' as const, ...f })));
+      addFailures(pageEntities(ids, first, loaded).map((entity) => ({ entity, stage: 'write' as const, ...f })));
     }
     state.counts.pagesDone++;
     state.counts.entitiesDone += size;
