@@ -1,17 +1,18 @@
 import type { CatalogAdapter } from '../catalog/adapter';
 import type { CatalogEntity } from '../domain/catalog';
 import type { CatalogContext } from '../judgment/catalog-context';
-import { upstreamIds, type Neighbours } from '../judgment/description-evidence';
+import { descriptionFacts, type Neighbours } from '../judgment/description-evidence';
 
-/** Hops of lineage loaded above a page: as far as an inherited description may travel. */
-const MAX_HOPS = 8;
-/** Entities loaded above one page at most: a page of 100 views over a wide fan-in stays bounded. */
-const MAX_LOADED = 5000;
+/** Rounds of loading: one per hop an inherited description may travel (judgment/description-evidence.ts). */
+const MAX_ROUNDS = 9;
+/** Entities loaded above one page at most; past it an entity simply contributes nothing (no inheritance). */
+const MAX_LOADED = 20000;
 
 /**
- * The entities upstream of a page's entities, hop by hop, read through the adapter: what the drafter and
- * the gate need to inherit a person's description or read a derivation's source. Bounded in hops and in
- * count; an entity past the bound simply contributes nothing (no inheritance), it never fails the page.
+ * The entities upstream of a page's entities that their descriptions actually rest on, read through the
+ * adapter: the evidence is computed, the upstream entities it asked for and did not have are loaded, and
+ * again, hop by hop — so a chain is followed only where a pass-through still lacks a person's text, and a
+ * wide fan-in costs only what is read. Bounded in rounds and in count; never fails the page for a miss.
  */
 export async function loadNeighbours(
   catalog: CatalogAdapter,
@@ -19,16 +20,22 @@ export async function loadNeighbours(
   ctx: CatalogContext,
 ): Promise<Neighbours> {
   const known = new Map<string, CatalogEntity>(entities.map((e) => [e.id, e]));
-  let frontier = entities;
-  for (let hop = 0; hop < MAX_HOPS && frontier.length > 0 && known.size < MAX_LOADED; hop++) {
-    const wanted = new Set<string>();
-    for (const e of frontier)
-      for (const id of upstreamIds(e, ctx)) if (!known.has(id) && ctx.exists(id)) wanted.add(id);
-    if (wanted.size === 0) break;
-    const ids = [...wanted].slice(0, MAX_LOADED - known.size);
+  const unreadable = new Set<string>();
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const missing = new Set<string>();
+    const probe: Neighbours = {
+      get(id) {
+        const e = known.get(id);
+        if (e === undefined && !unreadable.has(id) && ctx.exists(id)) missing.add(id);
+        return e;
+      },
+    };
+    for (const e of entities) descriptionFacts(e, ctx, probe);
+    const ids = [...missing].slice(0, Math.max(0, MAX_LOADED - known.size));
+    if (ids.length === 0) break;
     const { entities: loaded } = await catalog.getEntities(ids);
     for (const e of loaded) known.set(e.id, e);
-    frontier = loaded;
+    for (const id of ids) if (!known.has(id)) unreadable.add(id);
   }
   return { get: (id) => known.get(id) };
 }

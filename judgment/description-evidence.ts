@@ -376,27 +376,6 @@ export function descriptionFacts(entity: CatalogEntity, ctx: CatalogContext, nei
   return facts;
 }
 
-/** Entity ids whose text or SQL `descriptionFacts` may read for `entity`: what an activity loads first. */
-export function upstreamIds(entity: CatalogEntity, ctx: CatalogContext): string[] {
-  const ids = new Set<string>(entity.upstream);
-  if (entity.sql !== undefined) {
-    const shape = readSelectShape(entity.sql);
-    for (const t of shape?.from ?? []) {
-      const id = ctx.resolve(t);
-      if (id !== undefined) ids.add(id);
-    }
-    for (const c of shape?.columns ?? []) {
-      const d = c.derivation;
-      if (d !== undefined && 'source' in d && d.source?.table !== undefined) {
-        const id = ctx.resolve(d.source.table);
-        if (id !== undefined) ids.add(id);
-      }
-    }
-  }
-  ids.delete(entity.id);
-  return [...ids];
-}
-
 /** The sentence inheritedSentence and tableFact end an inherited text with (and an optional relationship). */
 const INHERITED_TAIL =
   /\bInherited from `[^`]+`(?: through `[^`]+`(?:, `[^`]+`)*)?(?:, renamed from `[^`]+`|, cast to [^`]+?|, one row per row of it|, a filtered selection of its rows)?\.(?: References `[^`]+`\.)?$/u;

@@ -1,0 +1,63 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { FileCatalogAdapter } from '../../catalog/file-adapter';
+import type { CatalogEntityInput } from '../../domain/catalog';
+import { loadNeighbours } from '../../activities/neighbours';
+import { createCatalogContext } from '../../judgment/catalog-context';
+import { descriptionFacts } from '../../judgment/description-evidence';
+
+const table = (id: string, columns: CatalogEntityInput['columns'], extra: Partial<CatalogEntityInput> = {}) => ({
+  id,
+  database: 'wh',
+  name: id.split('.')[1]!,
+  kind: 'table' as const,
+  columns,
+  ...extra,
+});
+const view = (id: string, sql: string, upstream: string[], columns: string[]) =>
+  table(
+    id,
+    columns.map((name) => ({ name, type: 'text' })),
+    { kind: 'view', sql, upstream },
+  );
+
+// raw.people (a person described `email`) → stg → int → mart: three hops of pass-throughs. The mart also
+// joins forty lookup tables that nothing it describes rests on.
+const lookups = Array.from({ length: 40 }, (_, i) => table(`ref.lookup_${i}`, [{ name: 'code', type: 'text' }]));
+const entities = [
+  table('raw.people', [
+    { name: 'id', type: 'int', primary_key: true },
+    { name: 'email', type: 'text', description: 'Address the person signs in with.', description_source: 'human' },
+  ]),
+  view('stg.people', 'select id, email from raw.people', ['raw.people'], ['id', 'email']),
+  view('int.people', 'select id, email as login_email from stg.people', ['stg.people'], ['id', 'login_email']),
+  view(
+    'mart.people',
+    `select p.id, p.login_email from int.people p ${lookups.map((l, i) => `left join ${l.id} l${i} on l${i}.code = p.id`).join(' ')}`,
+    ['int.people', ...lookups.map((l) => l.id)],
+    ['id', 'login_email'],
+  ),
+  ...lookups,
+];
+
+test('loads the chain a description rests on, hop by hop, and not the fan-in it does not need', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'argus-neighbours-'));
+  const file = path.join(dir, 'catalog.json');
+  writeFileSync(file, JSON.stringify({ format: 'argus-catalog', version: 1, name: 'wh', entities }));
+  const catalog = new FileCatalogAdapter(file);
+  const requested: string[] = [];
+  const getEntities = catalog.getEntities.bind(catalog);
+  catalog.getEntities = async (ids) => {
+    requested.push(...ids);
+    return getEntities(ids);
+  };
+  const ctx = createCatalogContext(entities.map((e) => e.id));
+  const { entities: page } = await getEntities(['mart.people']);
+  const neighbours = await loadNeighbours(catalog, page, ctx);
+  const fact = descriptionFacts(page[0]!, ctx, neighbours).columns.get('login_email');
+  expect(fact?.text).toBe(
+    'Address the person signs in with. Inherited from `raw.people.email` through `int.people`, `stg.people`, renamed from `email`.',
+  );
+  expect(new Set(requested)).toEqual(new Set(['int.people', 'stg.people', 'raw.people']));
+});
