@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { CatalogEntity, PiiCategory, type CatalogEntityInput } from '../../domain/catalog';
 import type { Proposal, ProposalChange } from '../../domain/proposal';
 import { createCatalogContext } from '../../judgment/catalog-context';
+import { convertPublicSchema } from '../../catalog/public-schema';
 import { mechanicalReview } from '../../judgment/mechanical-gate';
 import { detectUnsupportedClaims, findUnsupportedClaims } from '../../judgment/claims';
 import { proposePiiTags } from '../../judgment/pii-classifier';
@@ -651,30 +652,12 @@ describe('mechanical gate: PII evidence in descriptions, nested paths and abbrev
     const rejected: string[] = [];
     let proposed = 0;
     for (const file of files) {
-      const db = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as {
-        tables: Array<{
-          name: string;
-          kind: 'table' | 'view';
-          columns: Array<{ name: string; type: string; primary_key?: boolean; description?: string }>;
-        }>;
-      };
-      for (const t of db.tables) {
-        const e = entity({
-          id: t.name,
-          database: 'quillmoor',
-          name: t.name,
-          kind: t.kind,
-          columns: t.columns.map((c) => ({
-            name: c.name,
-            type: c.type,
-            primary_key: c.primary_key ?? false,
-            ...(c.description !== undefined ? { description: c.description } : {}),
-          })),
-        });
+      const { catalog } = convertPublicSchema(JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')), file);
+      for (const e of catalog.entities) {
         for (const change of proposePiiTags(e)) {
           proposed++;
           const verdict = mechanicalReview(proposal(e, change), e, createCatalogContext([e.id]));
-          if (verdict.decision !== 'approved') rejected.push(`${t.name}.${change.column} as ${change.category}`);
+          if (verdict.decision !== 'approved') rejected.push(`${e.name}.${change.column} as ${change.category}`);
         }
       }
     }
