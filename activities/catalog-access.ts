@@ -4,6 +4,7 @@ import { FailureType, catalogKey } from '../domain/ids';
 import { digest64 } from '../domain/digest';
 import { CatalogError, type CatalogAdapter, type CatalogIdentity } from '../catalog/adapter';
 import { createCatalogContext, type CatalogContext } from '../judgment/catalog-context';
+import { SweepStateMissing } from './ledger';
 
 /** One audit log per catalog: named after the catalog, keyed by its identity (for a file, its absolute path). */
 export function auditFileFor(stateDir: string, identity: CatalogIdentity, catalogName: string): string {
@@ -15,11 +16,14 @@ export function catalogFailure(e: unknown): never {
   if (e instanceof CatalogError) {
     throw ApplicationFailure.create({ type: FailureType.InvalidCatalog, message: e.message, nonRetryable: true });
   }
+  if (e instanceof SweepStateMissing) {
+    throw ApplicationFailure.create({ type: FailureType.SweepStateMissing, message: e.message, nonRetryable: true });
+  }
   throw e;
 }
 
 /**
- * Every activity turns a catalog problem (a file missing, a directory, unreadable, not a catalog; a database out of
+ * Every activity turns missing sweep state (SweepStateMissing) and a catalog problem (a file missing, a directory, unreadable, not a catalog; a database out of
  * reach) into the non-retryable InvalidCatalog failure naming it, wherever in the sweep it shows up: retrying
  * cannot fix it, and the person should see the cause, once.
  */

@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Outcome, Proposal, EntityFailure } from '../domain/proposal';
 import type { CatalogRef } from '../domain/sweep';
@@ -7,6 +8,21 @@ import type { AuditEntry } from './audit-log';
 import type { CatalogStats } from '../judgment/catalog-stats';
 
 export type WriteRecord = Extract<AuditEntry, { type: 'write' }>;
+
+/**
+ * A sweep's state that this worker cannot find: its ledger, or one of its pages. Raised instead of reading
+ * "nothing", so a gate never reviews zero proposals and a write never skips a person's decision because the
+ * activity ran where the state is not (another host, another state folder). Becomes a non-retryable failure.
+ */
+export class SweepStateMissing extends Error {
+  override readonly name = 'SweepStateMissing';
+  constructor(what: string, where: string) {
+    super(
+      `${what} is missing: looked in ${where} on host ${os.hostname()}. This worker's state folder does not hold ` +
+        `this sweep — run a sweep's workers where its state is (one host, or one shared state folder).`,
+    );
+  }
+}
 
 export interface SweepMeta {
   sweepId: string;
@@ -60,7 +76,7 @@ export class SweepLedger {
   }
   async meta(): Promise<SweepMeta> {
     const m = await readJson<SweepMeta>(path.join(this.dir, 'meta.json'));
-    if (!m) throw new Error(`sweep ledger ${this.dir} has no meta.json`);
+    if (!m) throw new SweepStateMissing('the sweep ledger', path.join(this.dir, 'meta.json'));
     return m;
   }
 
@@ -77,8 +93,8 @@ export class SweepLedger {
     let files: string[];
     try {
       files = (await fs.readdir(dir)).filter((f) => f.startsWith('proposals-') && f.endsWith('.json')).sort();
-    } catch {
-      return [];
+    } catch (e) {
+      throw this.missing(e, `page ${n} of the sweep`, dir);
     }
     const stats = await Promise.all(files.map((f) => fs.stat(path.join(dir, f)).catch(() => undefined)));
     // A rewrite is a rename of a new file: its inode changes even where timestamps are coarse.
@@ -108,8 +124,8 @@ export class SweepLedger {
     let files: string[];
     try {
       files = (await fs.readdir(dir)).filter((f) => f.startsWith('outcomes-') && f.endsWith('.json'));
-    } catch {
-      return [];
+    } catch (e) {
+      throw this.missing(e, `page ${n} of the sweep`, dir);
     }
     const rank = (f: string) =>
       f === 'outcomes-gate.json' ? 0 : f.startsWith('outcomes-model-') ? 1 : f === 'outcomes-not-reviewed.json' ? 2 : 3;
@@ -154,9 +170,13 @@ export class SweepLedger {
   }
   async pageIds(n: number): Promise<string[]> {
     const ids = await readJson<string[]>(this.page(n, 'ids.json'));
-    if (ids === undefined)
-      throw new Error(`page ${n} of sweep ledger ${this.dir} has no ids.json: its loadCatalogPage has not run here`);
+    if (ids === undefined) throw new SweepStateMissing(`the entity ids of page ${n}`, this.page(n, 'ids.json'));
     return ids;
+  }
+
+  /** A page folder that is not there is missing state; any other read error is itself. */
+  private missing(e: unknown, what: string, where: string): Error {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? new SweepStateMissing(what, where) : (e as Error);
   }
 
   writeFailures(n: number, stage: string, failures: EntityFailure[]): Promise<void> {

@@ -23,6 +23,8 @@ export const FailureType = {
   ProviderBadRequest: 'ProviderBadRequest',
   MalformedOutput: 'MalformedOutput',
   EntityInvalid: 'EntityInvalid',
+  /** A worker cannot find a sweep's state (its ledger, a page): never "zero proposals". */
+  SweepStateMissing: 'SweepStateMissing',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 

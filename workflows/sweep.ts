@@ -375,7 +375,20 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
       addFailures(pageEntities(ids, first, loaded).map((entity) => ({ entity, stage: 'review' as const, ...f })));
       log.warn('arbiter failed for page; its proposals stay unreviewed and unwritten', { pageIndex, error: f.message });
     }
-    if (cfg.humanReview) await humanGate(pageIndex, cfg.humanReview);
+    if (cfg.humanReview) {
+      try {
+        await humanGate(pageIndex, cfg.humanReview);
+      } catch (err) {
+        // What waits for people cannot be established (say, this worker lacks the page's state): write nothing
+        // of the page rather than what only the Arbiter approved.
+        const f = failureOf(err);
+        addFailures(pageEntities(ids, first, loaded).map((entity) => ({ entity, stage: 'review' as const, ...f })));
+        log.warn('human review gate failed for page; nothing of it is written', { pageIndex, error: f.message });
+        state.counts.pagesDone++;
+        state.counts.entitiesDone += size;
+        return;
+      }
+    }
     try {
       const w = await catalogActivities.applyApprovedRepairs.executeWithOptions(
         { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: write approved repairs${cfg.dryRun ? ' (dry run)' : ''}` },

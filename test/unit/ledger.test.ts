@@ -1,7 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SweepLedger } from '../../activities/ledger';
+import { ApplicationFailure } from '@temporalio/common';
+import { SweepLedger, SweepStateMissing } from '../../activities/ledger';
+import { createActivities } from '../../activities';
+import { createCatalogs } from '../../catalog';
+import { FailureType } from '../../domain/ids';
 import type { Proposal } from '../../domain/proposal';
 
 const proposal = (id: string, text = 'A table.'): Proposal => ({
@@ -28,7 +32,7 @@ describe('SweepLedger proposals', () => {
     // Another agent's file appearing counts as a change too.
     await ledger.writeProposals(0, 'pii-classifier', [proposal('p-9')]);
     expect((await ledger.proposals(0)).map((p) => p.id)).toEqual(['p-1', 'p-9']);
-    expect(await ledger.proposals(1)).toEqual([]);
+    await expect(ledger.proposals(1)).rejects.toBeInstanceOf(SweepStateMissing);
   });
 });
 
@@ -63,6 +67,56 @@ describe('SweepLedger keys', () => {
     await la.writeProposals(0, 'description-drafter', [proposal('p-a')]);
     expect((await la.meta()).ledgerKey).toBe(a);
     expect((await lb.meta()).ledgerKey).toBe(b);
-    expect((await lb.proposals(0)).map((p) => p.id)).toEqual([]);
+    // b's page 0 was never written: b does not see a's proposals, and says its page is missing.
+    await expect(lb.proposals(0)).rejects.toBeInstanceOf(SweepStateMissing);
+  });
+});
+
+describe('missing sweep state is a failure, never "nothing"', () => {
+  const empty = () => mkdtempSync(path.join(os.tmpdir(), 'ledger-empty-'));
+
+  test('a ledger, a page and its ids that are not here each raise SweepStateMissing naming where it looked', async () => {
+    const dir = empty();
+    const ledger = new SweepLedger(dir, 'sweep/elsewhere@run');
+    for (const read of [
+      () => ledger.meta(),
+      () => ledger.proposals(3),
+      () => ledger.outcomes(3),
+      () => ledger.pageIds(3),
+    ]) {
+      const err = await read().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(SweepStateMissing);
+      expect((err as Error).message).toContain(dir);
+      expect((err as Error).message).toContain(os.hostname());
+    }
+  });
+
+  test('a page that is here but has no proposals yet is an empty page', async () => {
+    const ledger = new SweepLedger(empty(), 'sweep/here@run');
+    await ledger.writePageIds(0, ['raw.a']);
+    expect(await ledger.proposals(0)).toEqual([]);
+    expect(await ledger.outcomes(0)).toEqual([]);
+  });
+
+  test('an activity on a worker without the sweep state fails non-retryably with that message', async () => {
+    const acts = createActivities({
+      stateDir: empty(),
+      catalogs: createCatalogs({ stateDir: empty(), bundledDemo: '/nonexistent/demo.json', env: {} }),
+    });
+    for (const call of [
+      () => acts.runAgent({ ledgerKey: 'sweep/x@1', pageIndex: 0, agent: 'pii-classifier' }),
+      () => acts.reviewPageMechanically({ ledgerKey: 'sweep/x@1', pageIndex: 0, mode: 'mechanical' }),
+      () => acts.listForHumanReview({ ledgerKey: 'sweep/x@1', pageIndex: 0, kinds: ['pii_tag'] }),
+    ]) {
+      const err = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ApplicationFailure);
+      expect(err).toMatchObject({ type: FailureType.SweepStateMissing, nonRetryable: true });
+    }
   });
 });
