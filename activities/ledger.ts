@@ -24,6 +24,16 @@ export class SweepStateMissing extends Error {
   }
 }
 
+/** One model call: who made it, on which endpoint and entity, and its tokens (`estimated`: no provider usage). */
+export interface ModelCallRecord {
+  agent: string;
+  endpoint: string;
+  entityId: string;
+  promptTokens: number;
+  completionTokens: number;
+  estimated: boolean;
+}
+
 export interface SweepMeta {
   sweepId: string;
   ledgerKey: string;
@@ -177,6 +187,21 @@ export class SweepLedger {
   /** A page folder that is not there is missing state; any other read error is itself. */
   private missing(e: unknown, what: string, where: string): Error {
     return (e as NodeJS.ErrnoException).code === 'ENOENT' ? new SweepStateMissing(what, where) : (e as Error);
+  }
+
+  /**
+   * The model calls one activity attempt made, with their tokens: one file per attempt, written whether the
+   * attempt succeeded or not (a refused or malformed answer spent its prompt too).
+   */
+  writeCalls(n: number, tag: string, calls: ModelCallRecord[]): Promise<void> {
+    return writeFileAtomic(this.page(n, `calls-${safeName(tag)}.json`), JSON.stringify(calls));
+  }
+  async calls(n: number): Promise<ModelCallRecord[]> {
+    const dir = path.dirname(this.page(n, 'x'));
+    const files = (await fs.readdir(dir).catch(() => [] as string[])).filter((f) => f.startsWith('calls-'));
+    const out: ModelCallRecord[] = [];
+    for (const f of files) out.push(...((await readJson<ModelCallRecord[]>(path.join(dir, f))) ?? []));
+    return out;
   }
 
   writeFailures(n: number, stage: string, failures: EntityFailure[]): Promise<void> {

@@ -7,7 +7,8 @@ import { proposalId } from '../domain/digest';
 import type { CatalogAdapterFactory } from '../catalog/adapter';
 import { BudgetExhaustedError, ProviderError } from '../llm/errors';
 import { Pacer } from '../llm/pacer';
-import { SweepLedger } from './ledger';
+import { SweepLedger, type ModelCallRecord } from './ledger';
+import type { TokenCount } from '../llm/client';
 import { catalogContext } from './catalog-access';
 import { toApplicationFailure } from './failures';
 import { proposeWithModel } from './model/model-agents';
@@ -153,13 +154,23 @@ export function createModelActivities(deps: {
       refuseIfExhausted(input.sweepId, input.endpoint, input.retired);
       const describing = input.agent === 'description-drafter';
       const { ledger, meta, ctx, entity, neighbours } = await open(input.ledgerKey, input.entityId, describing);
-      const changes = await withProviderErrors(input.sweepId, input.endpoint, input.retired, (signal) =>
-        proposeWithModel(
-          input.agent,
-          entity,
-          ctx,
-          { endpoint: input.endpoint, env, pacer, signal, onWait: () => Context.current().heartbeat() },
-          neighbours,
+      const usage = callLog(ledger, input.pageIndex, input.agent, input.endpoint.id, entity.id);
+      const changes = await usage.around(() =>
+        withProviderErrors(input.sweepId, input.endpoint, input.retired, (signal) =>
+          proposeWithModel(
+            input.agent,
+            entity,
+            ctx,
+            {
+              endpoint: input.endpoint,
+              env,
+              pacer,
+              signal,
+              onWait: () => Context.current().heartbeat(),
+              onUsage: usage.record,
+            },
+            neighbours,
+          ),
         ),
       );
       const proposals: Proposal[] = changes.map((change) => ({
@@ -189,18 +200,22 @@ export function createModelActivities(deps: {
       const wanted = new Set(input.proposalIds);
       const { ledger, ctx, entity, neighbours } = await open(input.ledgerKey, input.entityId, true);
       const proposals = (await ledger.proposals(input.pageIndex)).filter((p) => wanted.has(p.id));
-      const outcomes = await withProviderErrors(input.sweepId, input.endpoint, input.retired, (signal) =>
-        reviewWithModel({
-          entity,
-          ctx,
-          neighbours,
-          proposals,
-          endpoint: input.endpoint,
-          env,
-          pacer,
-          signal,
-          onWait: () => Context.current().heartbeat(),
-        }),
+      const usage = callLog(ledger, input.pageIndex, 'review', input.endpoint.id, entity.id);
+      const outcomes = await usage.around(() =>
+        withProviderErrors(input.sweepId, input.endpoint, input.retired, (signal) =>
+          reviewWithModel({
+            entity,
+            ctx,
+            neighbours,
+            proposals,
+            endpoint: input.endpoint,
+            env,
+            pacer,
+            signal,
+            onWait: () => Context.current().heartbeat(),
+            onUsage: usage.record,
+          }),
+        ),
       );
       await ledger.putOutcomes(input.pageIndex, `model-${input.entityId}`, outcomes);
       return {
@@ -212,3 +227,21 @@ export function createModelActivities(deps: {
 }
 
 export type ModelActivities = ReturnType<typeof createModelActivities>;
+
+/** The calls of one activity attempt, stored in the ledger when the attempt ends, however it ends. */
+function callLog(ledger: SweepLedger, pageIndex: number, agent: string, endpoint: string, entityId: string) {
+  const calls: ModelCallRecord[] = [];
+  return {
+    record: (t: TokenCount) => calls.push({ agent, endpoint, entityId, ...t }),
+    async around<T>(fn: () => Promise<T>): Promise<T> {
+      try {
+        return await fn();
+      } finally {
+        if (calls.length > 0) {
+          const attempt = Context.current().info.attempt;
+          await ledger.writeCalls(pageIndex, `${agent}--${entityId}--${endpoint}--${attempt}`, calls);
+        }
+      }
+    },
+  };
+}

@@ -2,7 +2,15 @@ import * as path from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { EntityFailure, ProposalChange } from '../domain/proposal';
 import type { ReviewMode } from '../domain/sweep';
-import type { SweepReport, ReportProposal, KindCounts, RetiredEndpoint } from '../domain/report';
+import type {
+  SweepReport,
+  ReportProposal,
+  KindCounts,
+  RetiredEndpoint,
+  ModelUsage,
+  TokenTotals,
+} from '../domain/report';
+import type { ModelCallRecord } from './ledger';
 import { addStats, emptyStats } from '../judgment/catalog-stats';
 import { ReportSpool } from './report-spool';
 import { sweepContext, type ActivityDeps } from './sweep-context';
@@ -46,6 +54,7 @@ export function createReportActivities(deps: ActivityDeps) {
       const kept: ReportProposal[] = [];
       const spool = new ReportSpool(ledger.reportFile());
       const fs = await import('node:fs/promises');
+      const usage = usageTotals();
       const before = emptyStats();
       const after = emptyStats();
       const add = addStats;
@@ -94,6 +103,7 @@ export function createReportActivities(deps: ActivityDeps) {
             if (kept.length < limit) kept.push(row);
           }
           await spool.add(pageRows);
+          for (const c of await ledger.calls(n)) usage.add(c);
         }
       } catch (e) {
         await spool.abort();
@@ -155,12 +165,49 @@ export function createReportActivities(deps: ActivityDeps) {
         failures: failures.slice(0, 500),
         failuresTruncated: Math.max(0, failures.length - 500) + input.workflowFailuresDropped,
         endpoints: { retired: input.retired, breakerTripped: input.breakerTripped },
+        modelUsage: usage.report(input.requested),
         proposals: kept,
         proposalsTruncated: Math.max(0, total - limit),
         executions: input.executions,
       };
       await spool.finish(report);
       return report;
+    },
+  };
+}
+
+/** Sums of the sweep's model calls, by agent and by endpoint. */
+function usageTotals() {
+  const zero = (): TokenTotals => ({ calls: 0, promptTokens: 0, completionTokens: 0 });
+  const total = zero();
+  const byAgent: Record<string, TokenTotals> = {};
+  const byEndpoint: Record<string, TokenTotals> = {};
+  let estimated = 0;
+  const into = (t: TokenTotals, c: ModelCallRecord) => {
+    t.calls++;
+    t.promptTokens += c.promptTokens;
+    t.completionTokens += c.completionTokens;
+  };
+  return {
+    add(c: ModelCallRecord) {
+      into(total, c);
+      into((byAgent[c.agent] ??= zero()), c);
+      into((byEndpoint[c.endpoint] ??= zero()), c);
+      if (c.estimated) estimated++;
+    },
+    report(entities: number): ModelUsage {
+      const per = (x: number) => (entities === 0 ? 0 : Math.round((x / entities) * 100) / 100);
+      return {
+        ...total,
+        estimatedCalls: estimated,
+        perEntity: {
+          calls: per(total.calls),
+          promptTokens: per(total.promptTokens),
+          completionTokens: per(total.completionTokens),
+        },
+        byAgent,
+        byEndpoint,
+      };
     },
   };
 }

@@ -4,6 +4,7 @@ import {
   KIND_LABEL,
   proposalTable,
   coverageRows,
+  modelUsageText,
   RETIRED_HEADER,
   retiredRows,
   pct,
@@ -238,6 +239,7 @@ export function renderReportHtml(r: SweepReport, opts: { uiLink?: string } = {})
     r.partial ? '<p><em>Totals of a partial run: what was not processed is not counted.</em></p>' : '',
     '<h2>Coverage and PII governance</h2>',
     table(['measure', 'before', 'after'], coverageRows(r)),
+    `<p>Model usage: ${esc(modelUsageText(r))}</p>`,
     `<div class="charts"><div class="chart"><strong>Outcomes per kind</strong> (approved / rejected / not reviewed)<br>${outcomesChart(
       r,
     )}</div><div class="chart"><strong>Coverage before → after</strong><br>${coverageChart(r)}</div></div>`,

@@ -4,6 +4,7 @@ import {
   KIND_LABEL,
   proposalTable,
   coverageRows,
+  modelUsageText,
   RETIRED_HEADER,
   retiredRows,
   reportHeadline,
@@ -140,6 +141,7 @@ export function renderReportMarkdown(r: SweepReport, opts: { uiLink?: string } =
 
   out.push('## Coverage and PII governance', '');
   out.push(...table(['measure', 'before', 'after'], coverageRows(r)), '');
+  out.push(`Model usage: ${modelUsageText(r)}`, '');
 
   const failureCount = r.failures.length + r.failuresTruncated;
   out.push(`## Failures (${failureCount})`, '');

@@ -42,6 +42,28 @@ export function sourcesText(r: SweepReport): string {
   );
 }
 
+const n = (x: number) => x.toLocaleString('en-US');
+
+/**
+ * The sweep's model calls and tokens in one line (estimates marked), or why there are none. Reports from
+ * before token accounting say so.
+ */
+export function modelUsageText(r: SweepReport): string {
+  const u = r.modelUsage;
+  if (u === undefined) return 'not recorded by this report version';
+  if (u.calls === 0) return 'no model calls';
+  const group = (name: string, t: { calls: number; promptTokens: number; completionTokens: number }) =>
+    `${name} ${n(t.calls)} calls, ${n(t.promptTokens)} + ${n(t.completionTokens)}`;
+  const agents = Object.entries(u.byAgent).map(([a, t]) => group(a, t));
+  const endpoints = Object.entries(u.byEndpoint).map(([e, t]) => group(`on ${e}`, t));
+  return (
+    `${n(u.calls)} calls, ${n(u.promptTokens)} prompt + ${n(u.completionTokens)} completion tokens ` +
+    `(per entity: ${u.perEntity.calls} calls, ${u.perEntity.promptTokens} + ${u.perEntity.completionTokens} tokens)` +
+    (u.estimatedCalls > 0 ? `, ${n(u.estimatedCalls)} calls estimated (no usage from the provider)` : '') +
+    `; ${[...agents, ...endpoints].join('; ')}`
+  );
+}
+
 export const RETIRED_HEADER = ['endpoint', 'reason', 'status', 'window', 'resets at', 'provider said', 'retired at'];
 
 /** One row per retired endpoint, with the provider's own words. */
@@ -280,6 +302,7 @@ export function renderReportText(r: SweepReport, opts: { uiLink?: string } = {})
   out.push(
     `PII governance: ${r.piiGovernance.tagged} of ${r.piiGovernance.piiLooking} PII-looking columns tagged (${pct(r.piiGovernance.ratio)})`,
   );
+  out.push(`Model usage: ${modelUsageText(r)}`);
   if (r.endpoints.retired.length) {
     out.push('');
     out.push(`Retired endpoints${r.endpoints.breakerTripped ? ' (breaker tripped: every endpoint spent)' : ''}:`);

@@ -35,6 +35,25 @@ export interface ReportProposal {
   writeNote?: string;
 }
 
+/** Calls and tokens of a group of model calls. */
+export interface TokenTotals {
+  calls: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/**
+ * Model calls of the sweep and their tokens: the provider's `usage` when it gave one, else an estimate
+ * (`estimatedCalls` says how many). `perEntity` divides the totals by the entities requested.
+ */
+export interface ModelUsage extends TokenTotals {
+  estimatedCalls: number;
+  perEntity: TokenTotals;
+  /** By agent (`review` is the Arbiter's model review) and by endpoint id. */
+  byAgent: Record<string, TokenTotals>;
+  byEndpoint: Record<string, TokenTotals>;
+}
+
 /** The sweep report. `partial` is true whenever fewer entities were fully processed than requested or anything was left unreviewed. */
 export interface SweepReport {
   reportVersion: 1;
@@ -72,6 +91,7 @@ export interface SweepReport {
   failures: EntityFailure[];
   failuresTruncated: number;
   endpoints: { retired: RetiredEndpoint[]; breakerTripped: boolean };
+  modelUsage: ModelUsage;
   proposals: ReportProposal[];
   proposalsTruncated: number;
   reportFile: string;

@@ -31,6 +31,20 @@ export interface StructuredCall<T> {
   pacer?: Pacer;
   /** Called while waiting (pacing) so the activity can heartbeat. */
   onWait?: (ms: number) => void;
+  /** Called once per answered call with its token counts (the provider's `usage`, or an estimate). */
+  onUsage?: (tokens: TokenCount) => void;
+}
+
+/** Tokens of one call: the provider's `usage` when it gave one, else an estimate (about 4 characters a token). */
+export interface TokenCount {
+  promptTokens: number;
+  completionTokens: number;
+  estimated: boolean;
+}
+
+/** The estimate used when a provider gives no `usage`: ~4 characters per token, the usual English average. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
 }
 
 export interface StructuredResult<T> {
@@ -143,6 +157,16 @@ export async function callStructured<T>(call: StructuredCall<T>): Promise<Struct
   call.pacer?.observe(endpoint.id, headers);
   const requestId = requestIdOf(headers, null) ?? data.id ?? null;
   const content = data.choices?.[0]?.message?.content ?? '';
+  // Counted before the answer is checked: a malformed answer spent its tokens too.
+  call.onUsage?.(
+    data.usage
+      ? { promptTokens: data.usage.prompt_tokens, completionTokens: data.usage.completion_tokens, estimated: false }
+      : {
+          promptTokens: estimateTokens(call.system) + estimateTokens(call.user),
+          completionTokens: estimateTokens(content),
+          estimated: true,
+        },
+  );
   let parsed: unknown;
   try {
     parsed = JSON.parse(content);

@@ -70,6 +70,9 @@ export interface EndpointStats {
   calls: number;
   /** 200 answers. */
   answered: number;
+  /** Sums of the `usage` the 200 answers reported. */
+  promptTokens: number;
+  completionTokens: number;
   /** 429 answers. */
   throttled: number;
   /** Answers saying the quota or credit is spent (daily quota, insufficient_quota, 402). */
@@ -245,6 +248,8 @@ function loopbackHost(host: string): string {
 const EMPTY_STATS: EndpointStats = {
   calls: 0,
   answered: 0,
+  promptTokens: 0,
+  completionTokens: 0,
   throttled: 0,
   exhaustedAnswers: 0,
   firstExhaustedAt: null,
@@ -331,6 +336,8 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
     // Token counts are estimates (4 characters a token): enough for pacing arithmetic in tests.
     const prompt = Math.max(1, Math.ceil(JSON.stringify(body.messages).length / 4));
     const completion = Math.max(1, Math.ceil(content.length / 4));
+    st.promptTokens += prompt;
+    st.completionTokens += completion;
     const answer = {
       id: `chatcmpl-fake-${ep.seq}`,
       object: 'chat.completion',

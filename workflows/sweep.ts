@@ -477,6 +477,17 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
       written: report.written,
       coverage: { before: report.coverage.descriptionsBefore, after: report.coverage.descriptionsAfter },
       piiGovernance: report.piiGovernance.ratio,
+      // Totals only (bounded): the per-agent and per-endpoint split is in the report.
+      ...(report.modelUsage && report.modelUsage.calls > 0
+        ? {
+            modelUsage: {
+              calls: report.modelUsage.calls,
+              promptTokens: report.modelUsage.promptTokens,
+              completionTokens: report.modelUsage.completionTokens,
+              estimatedCalls: report.modelUsage.estimatedCalls,
+            },
+          }
+        : {}),
     },
   });
   progress.phase = 'done';

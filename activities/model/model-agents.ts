@@ -2,7 +2,7 @@ import type { CatalogEntity } from '../../domain/catalog';
 import { PiiCategory } from '../../domain/catalog';
 import type { AgentName, ProposalChange } from '../../domain/proposal';
 import { DescribeOutput, ClassifyPiiOutput, CheckLineageOutput } from '../../domain/model-io';
-import { callStructured, type EndpointSpec } from '../../llm/client';
+import { callStructured, type EndpointSpec, type TokenCount } from '../../llm/client';
 import type { Pacer } from '../../llm/pacer';
 import { SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
 import { entityEvidence } from './model-review';
@@ -15,6 +15,8 @@ export interface ModelCallOptions {
   pacer?: Pacer;
   signal?: AbortSignal;
   onWait?: (ms: number) => void;
+  /** Token counts of each call made (see llm/client.ts). */
+  onUsage?: (tokens: TokenCount) => void;
 }
 
 /**
@@ -31,7 +33,14 @@ export async function proposeWithModel(
 ): Promise<ProposalChange[]> {
   const evidence = entityEvidence(entity, ctx, neighbours);
   const cols = new Map(entity.columns.map((c) => [c.name, c]));
-  const common = { endpoint: o.endpoint, env: o.env, pacer: o.pacer, signal: o.signal, onWait: o.onWait };
+  const common = {
+    endpoint: o.endpoint,
+    env: o.env,
+    pacer: o.pacer,
+    signal: o.signal,
+    onWait: o.onWait,
+    onUsage: o.onUsage,
+  };
   switch (agent) {
     case 'description-drafter': {
       if (entity.description?.trim() && entity.columns.every((c) => c.description?.trim())) return [];

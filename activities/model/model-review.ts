@@ -1,7 +1,7 @@
 import type { CatalogEntity } from '../../domain/catalog';
 import type { Outcome, Proposal, ProposalChange } from '../../domain/proposal';
 import { ReviewOutput, type EntityEvidence, type ProposalForReview } from '../../domain/model-io';
-import { callStructured, type EndpointSpec } from '../../llm/client';
+import { callStructured, type EndpointSpec, type TokenCount } from '../../llm/client';
 import { MalformedOutputError } from '../../llm/errors';
 import type { Pacer } from '../../llm/pacer';
 import { SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
@@ -74,6 +74,7 @@ export async function reviewWithModel(args: {
   pacer?: Pacer;
   signal?: AbortSignal;
   onWait?: (ms: number) => void;
+  onUsage?: (tokens: TokenCount) => void;
 }): Promise<Outcome[]> {
   const task = {
     argusTask: 'review' as const,
@@ -90,6 +91,7 @@ export async function reviewWithModel(args: {
     pacer: args.pacer,
     signal: args.signal,
     onWait: args.onWait,
+    onUsage: args.onUsage,
   });
   const byId = new Map<string, (typeof r.output.verdicts)[number]>();
   for (const v of r.output.verdicts) byId.set(v.proposalId, v);

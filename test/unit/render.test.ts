@@ -1,5 +1,5 @@
 import type { ReportProposal, SweepReport } from '../../domain/report';
-import { changeSummary, groupByReason, renderReportText } from '../../client/render';
+import { changeSummary, groupByReason, modelUsageText, renderReportText } from '../../client/render';
 import { renderReportMarkdown } from '../../client/render-markdown';
 import { renderReportHtml } from '../../client/render-html';
 import { progressLine } from '../../client/progress';
@@ -80,6 +80,18 @@ function report(over: Partial<SweepReport> = {}): SweepReport {
     failures: [],
     failuresTruncated: 0,
     endpoints: { retired: [], breakerTripped: false },
+    modelUsage: {
+      calls: 46,
+      promptTokens: 51234,
+      completionTokens: 8765,
+      estimatedCalls: 0,
+      perEntity: { calls: 0.67, promptTokens: 742.52, completionTokens: 127.03 },
+      byAgent: {
+        'description-drafter': { calls: 23, promptTokens: 30001, completionTokens: 6000 },
+        review: { calls: 23, promptTokens: 21233, completionTokens: 2765 },
+      },
+      byEndpoint: { 'primary-gpt': { calls: 46, promptTokens: 51234, completionTokens: 8765 } },
+    },
     proposals,
     proposalsTruncated: 0,
     reportFile: '/state/reports/shop.json',
@@ -170,6 +182,15 @@ describe.each(Object.keys(renderers) as (keyof typeof renderers)[])('%s report',
     expect(out).toContain('68 of 69');
     expect(out).toContain('raw.broken_entity');
     expect(out).toContain('primary-gpt');
+  });
+
+  test('model calls and tokens, per agent and endpoint', () => {
+    const out = render(partial);
+    expect(out).toContain(modelUsageText(partial));
+    expect(modelUsageText(partial)).toBe(
+      '46 calls, 51,234 prompt + 8,765 completion tokens (per entity: 0.67 calls, 742.52 + 127.03 tokens); ' +
+        'description-drafter 23 calls, 30,001 + 6,000; review 23 calls, 21,233 + 2,765; on primary-gpt 46 calls, 51,234 + 8,765',
+    );
   });
 
   test('where the counted descriptions came from, and the restatements left uncounted', () => {

@@ -76,6 +76,42 @@ test('a temporary limit is waited out: burst 429s are retried on the same endpoi
   expect(r.proposals.filter((p) => p.outcome !== 'rejected').every((p) => p.reviewer === 'model:a')).toBe(true);
 });
 
+test('every model call is counted with the tokens the provider reported, per agent and endpoint', async () => {
+  const r = await sweep({
+    catalog: { kind: 'file', path: smallCatalog('usage', 5) },
+    review: 'model',
+    agentBackend: 'model',
+    agents: ['description-drafter', 'pii-classifier'],
+    endpoints: [endpoint('a', 'ok')],
+  });
+  const s = stats('ok')!;
+  expect(s.answered).toBeGreaterThan(5);
+  const u = r.modelUsage;
+  expect({
+    calls: u.calls,
+    prompt: u.promptTokens,
+    completion: u.completionTokens,
+    estimated: u.estimatedCalls,
+  }).toEqual({
+    calls: s.answered,
+    prompt: s.promptTokens,
+    completion: s.completionTokens,
+    estimated: 0,
+  });
+  expect(Object.keys(u.byAgent).sort()).toEqual(['description-drafter', 'pii-classifier', 'review']);
+  expect(u.byAgent['pii-classifier']!.calls).toBe(5);
+  expect(u.byEndpoint.a).toEqual({
+    calls: u.calls,
+    promptTokens: u.promptTokens,
+    completionTokens: u.completionTokens,
+  });
+  expect(u.perEntity.calls).toBeCloseTo(u.calls / 5, 2);
+  const memo = (await w.client.workflow.getHandle(r.sweepId).describe()).memo as {
+    summary: { modelUsage: { calls: number; promptTokens: number } };
+  };
+  expect(memo.summary.modelUsage).toMatchObject({ calls: u.calls, promptTokens: u.promptTokens });
+});
+
 test('a spent daily quota retires the endpoint at once: no retry after exhaustion, no approval, nothing unreviewed written', async () => {
   const r = await sweep({
     catalog: { kind: 'file', path: smallCatalog('daily') },

@@ -1,0 +1,68 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import { callStructured, estimateTokens, type TokenCount } from '../../llm/client';
+
+// A real HTTP server on loopback that answers chat completions with or without `usage`.
+let server: http.Server;
+let withUsage = true;
+let base = '';
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const content = JSON.stringify({ ok: true });
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          id: 'chatcmpl-t',
+          object: 'chat.completion',
+          created: 0,
+          model: 'm',
+          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+          ...(withUsage ? { usage: { prompt_tokens: 123, completion_tokens: 7, total_tokens: 130 } } : {}),
+        }),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+async function call(): Promise<TokenCount[]> {
+  const seen: TokenCount[] = [];
+  await callStructured({
+    endpoint: {
+      id: 'e',
+      baseUrl: base,
+      model: 'm',
+      structuredOutput: 'json_object',
+      maxOutputTokens: 50,
+      timeoutMs: 5000,
+    },
+    system: 'You answer with JSON.',
+    user: '{"question":"is it ok?"}',
+    schema: z.object({ ok: z.boolean() }),
+    schemaName: 't',
+    onUsage: (t) => seen.push(t),
+  });
+  return seen;
+}
+
+test("the provider's usage is recorded as it is, not estimated", async () => {
+  withUsage = true;
+  expect(await call()).toEqual([{ promptTokens: 123, completionTokens: 7, estimated: false }]);
+});
+
+test('without usage the tokens are estimated from the prompt and the answer, and say so', async () => {
+  withUsage = false;
+  expect(await call()).toEqual([
+    {
+      promptTokens: estimateTokens('You answer with JSON.') + estimateTokens('{"question":"is it ok?"}'),
+      completionTokens: estimateTokens('{"ok":true}'),
+      estimated: true,
+    },
+  ]);
+});
