@@ -239,7 +239,10 @@ function callLog(ledger: SweepLedger, pageIndex: number, agent: string, endpoint
       } finally {
         if (calls.length > 0) {
           const attempt = Context.current().info.attempt;
-          await ledger.writeCalls(pageIndex, `${agent}--${entityId}--${endpoint}--${attempt}`, calls);
+          // Never in place of the call's own outcome: a provider failure must reach the workflow as itself.
+          await ledger
+            .writeCalls(pageIndex, `${agent}--${entityId}--${endpoint}--${attempt}`, calls)
+            .catch((e: unknown) => log.warn('could not record model calls', { entityId, error: String(e) }));
         }
       }
     },
