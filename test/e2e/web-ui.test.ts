@@ -11,7 +11,9 @@ import { startSweep, resultOf } from '../../client/sweeps';
 import type { SweepReport } from '../../domain/report';
 
 const PARTIAL_QUERY = 'ArgusPartial = true';
-const UI_WAIT_MS = 20_000;
+// The UI is a single-page app served by the dev server: on a loaded 2-core machine its first render has taken
+// over 20 s, so each wait allows 45 s (and the test four minutes in all).
+const UI_WAIT_MS = 45_000;
 
 let browser: Browser | undefined;
 
@@ -142,4 +144,4 @@ test('the Web UI lists partial sweeps by ArgusPartial and shows the partial run 
     expect(shot && existsSync(shot.file)).toBe(true);
     expect(statSync(shot!.file).size).toBeGreaterThan(0);
   }
-});
+}, 240_000);
