@@ -8,7 +8,7 @@ import type { CatalogAdapterFactory } from '../catalog/adapter';
 import { BudgetExhaustedError, ProviderError } from '../llm/errors';
 import { Pacer } from '../llm/pacer';
 import { SweepLedger, type ModelCallRecord } from './ledger';
-import type { TokenCount } from '../llm/client';
+import type { CallOptions, TokenCount } from '../llm/client';
 import { catalogContext } from './catalog-access';
 import { toApplicationFailure } from './failures';
 import { proposeWithModel } from './model/model-agents';
@@ -137,6 +137,20 @@ export function createModelActivities(deps: {
     return { ledger, meta, ctx, entity, neighbours };
   }
 
+  /** What every model call of an activity passes through: this worker's key environment and pacer, heartbeats while waiting. */
+  const callOptions = (
+    endpoint: EndpointConfig,
+    signal: AbortSignal,
+    onUsage: (t: TokenCount) => void,
+  ): CallOptions => ({
+    endpoint,
+    env,
+    pacer,
+    signal,
+    onWait: () => Context.current().heartbeat(),
+    onUsage,
+  });
+
   return {
     /**
      * One model-backed agent on one entity. Raises BudgetExhausted (non-retryable, with the provider's
@@ -157,20 +171,7 @@ export function createModelActivities(deps: {
       const usage = callLog(ledger, input.pageIndex, input.agent, input.endpoint.id, entity.id);
       const changes = await usage.around(() =>
         withProviderErrors(input.sweepId, input.endpoint, input.retired, (signal) =>
-          proposeWithModel(
-            input.agent,
-            entity,
-            ctx,
-            {
-              endpoint: input.endpoint,
-              env,
-              pacer,
-              signal,
-              onWait: () => Context.current().heartbeat(),
-              onUsage: usage.record,
-            },
-            neighbours,
-          ),
+          proposeWithModel(input.agent, entity, ctx, callOptions(input.endpoint, signal, usage.record), neighbours),
         ),
       );
       const proposals: Proposal[] = changes.map((change) => ({
@@ -208,12 +209,7 @@ export function createModelActivities(deps: {
             ctx,
             neighbours,
             proposals,
-            endpoint: input.endpoint,
-            env,
-            pacer,
-            signal,
-            onWait: () => Context.current().heartbeat(),
-            onUsage: usage.record,
+            ...callOptions(input.endpoint, signal, usage.record),
           }),
         ),
       );

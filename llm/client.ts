@@ -35,6 +35,9 @@ export interface StructuredCall<T> {
   onUsage?: (tokens: TokenCount) => void;
 }
 
+/** What a caller passes through to every call it makes: where, with which key and pacer, and its callbacks. */
+export type CallOptions = Pick<StructuredCall<unknown>, 'endpoint' | 'env' | 'pacer' | 'signal' | 'onWait' | 'onUsage'>;
+
 /** Tokens of one call: the provider's `usage` when it gave one, else an estimate (about 4 characters a token). */
 export interface TokenCount {
   promptTokens: number;

@@ -2,22 +2,14 @@ import type { CatalogEntity } from '../../domain/catalog';
 import { PiiCategory } from '../../domain/catalog';
 import type { AgentName, ProposalChange } from '../../domain/proposal';
 import { DescribeOutput, ClassifyPiiOutput, CheckLineageOutput } from '../../domain/model-io';
-import { callStructured, type EndpointSpec, type TokenCount } from '../../llm/client';
-import type { Pacer } from '../../llm/pacer';
+import { callStructured, type CallOptions } from '../../llm/client';
 import { SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
 import { entityEvidence } from './model-review';
 import type { CatalogContext } from '../../judgment/catalog-context';
 import type { Neighbours } from '../../judgment/description-evidence';
 
-export interface ModelCallOptions {
-  endpoint: EndpointSpec;
-  env?: NodeJS.ProcessEnv;
-  pacer?: Pacer;
-  signal?: AbortSignal;
-  onWait?: (ms: number) => void;
-  /** Token counts of each call made (see llm/client.ts). */
-  onUsage?: (tokens: TokenCount) => void;
-}
+/** The call options every model-backed agent passes through to its calls (llm/client.ts). */
+export type ModelCallOptions = CallOptions;
 
 /**
  * Model-backed agents, behind the same contract as the no-model ones: entity in, proposed changes out.
@@ -33,19 +25,11 @@ export async function proposeWithModel(
 ): Promise<ProposalChange[]> {
   const evidence = entityEvidence(entity, ctx, neighbours);
   const cols = new Map(entity.columns.map((c) => [c.name, c]));
-  const common = {
-    endpoint: o.endpoint,
-    env: o.env,
-    pacer: o.pacer,
-    signal: o.signal,
-    onWait: o.onWait,
-    onUsage: o.onUsage,
-  };
   switch (agent) {
     case 'description-drafter': {
       if (entity.description?.trim() && entity.columns.every((c) => c.description?.trim())) return [];
       const r = await callStructured({
-        ...common,
+        ...o,
         system: SYSTEM_PROMPTS.describe,
         user: userMessage({ argusTask: 'describe', entity: evidence }),
         schema: DescribeOutput,
@@ -63,7 +47,7 @@ export async function proposeWithModel(
     }
     case 'pii-classifier': {
       const r = await callStructured({
-        ...common,
+        ...o,
         system: SYSTEM_PROMPTS.classify_pii,
         user: userMessage({ argusTask: 'classify_pii', entity: evidence }),
         schema: ClassifyPiiOutput,
@@ -93,7 +77,7 @@ export async function proposeWithModel(
     }
     case 'lineage-checker': {
       const r = await callStructured({
-        ...common,
+        ...o,
         system: SYSTEM_PROMPTS.check_lineage,
         user: userMessage({ argusTask: 'check_lineage', entity: evidence, knownEntities: knownNear(entity, ctx) }),
         schema: CheckLineageOutput,

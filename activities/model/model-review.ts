@@ -1,9 +1,8 @@
 import type { CatalogEntity } from '../../domain/catalog';
 import type { Outcome, Proposal, ProposalChange } from '../../domain/proposal';
 import { ReviewOutput, type EntityEvidence, type ProposalForReview } from '../../domain/model-io';
-import { callStructured, type EndpointSpec, type TokenCount } from '../../llm/client';
+import { callStructured, type CallOptions } from '../../llm/client';
 import { MalformedOutputError } from '../../llm/errors';
-import type { Pacer } from '../../llm/pacer';
 import { SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
 import type { CatalogContext } from '../../judgment/catalog-context';
 import { descriptionFacts, NO_NEIGHBOURS, type Neighbours } from '../../judgment/description-evidence';
@@ -63,50 +62,42 @@ export function proposalForReview(id: string, c: ProposalChange): ProposalForRev
  * A verdict missing or duplicated is malformed output (retried by the activity's policy), never a default.
  * Throws the llm/ typed errors.
  */
-export async function reviewWithModel(args: {
-  entity: CatalogEntity;
-  ctx: CatalogContext;
-  /** The entities it reads, for the established facts (none: the facts are left out). */
-  neighbours?: Neighbours;
-  proposals: { id: string; change: ProposalChange }[];
-  endpoint: EndpointSpec;
-  env?: NodeJS.ProcessEnv;
-  pacer?: Pacer;
-  signal?: AbortSignal;
-  onWait?: (ms: number) => void;
-  onUsage?: (tokens: TokenCount) => void;
-}): Promise<Outcome[]> {
+export async function reviewWithModel(
+  args: {
+    entity: CatalogEntity;
+    ctx: CatalogContext;
+    /** The entities it reads, for the established facts (none: the facts are left out). */
+    neighbours?: Neighbours;
+    proposals: { id: string; change: ProposalChange }[];
+  } & CallOptions,
+): Promise<Outcome[]> {
+  const { entity, ctx, neighbours, proposals, ...call } = args;
   const task = {
     argusTask: 'review' as const,
-    entity: entityEvidence(args.entity, args.ctx, args.neighbours),
-    proposals: args.proposals.map((p) => proposalForReview(p.id, p.change)),
+    entity: entityEvidence(entity, ctx, neighbours),
+    proposals: proposals.map((p) => proposalForReview(p.id, p.change)),
   };
   const r = await callStructured({
-    endpoint: args.endpoint,
+    ...call,
     system: SYSTEM_PROMPTS.review,
     user: userMessage(task),
     schema: ReviewOutput,
     schemaName: 'argus_review',
-    env: args.env,
-    pacer: args.pacer,
-    signal: args.signal,
-    onWait: args.onWait,
-    onUsage: args.onUsage,
   });
   const byId = new Map<string, (typeof r.output.verdicts)[number]>();
   for (const v of r.output.verdicts) byId.set(v.proposalId, v);
-  const missing = args.proposals.filter((p) => !byId.has(p.id)).map((p) => p.id);
+  const missing = proposals.filter((p) => !byId.has(p.id)).map((p) => p.id);
   if (missing.length > 0) {
     throw new MalformedOutputError({
-      endpointId: args.endpoint.id,
+      endpointId: call.endpoint.id,
       status: 200,
       body: JSON.stringify(r.output),
       requestId: r.requestId,
       issues: [`no verdict for ${missing.length} proposal(s): ${missing.slice(0, 5).join(', ')}`],
     });
   }
-  const reviewer = `model:${args.endpoint.id}`;
-  return args.proposals.map((p) => {
+  const reviewer = `model:${call.endpoint.id}`;
+  return proposals.map((p) => {
     const v = byId.get(p.id)!;
     return {
       proposalId: p.id,
