@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Decision, ProposalChange } from '../domain/proposal';
+import type { AuditTrail } from './state-store';
 
 /** One line of the append-only audit log. `write` lines carry before/after so a sweep can be undone. */
 export type AuditEntry =
@@ -34,7 +35,17 @@ export type AuditEntry =
    * Ends a page's lines: everything the page's write step logs comes before it, so a retry that finds it knows
    * the page is fully logged, and one that does not logs what is missing.
    */
-  | { type: 'page'; time: string; sweepId: string; ledgerKey: string; page: number; decisions: number; writes: number };
+  | {
+      type: 'page';
+      time: string;
+      sweepId: string;
+      ledgerKey: string;
+      page: number;
+      /** 0 or absent: the sweep's own write of the page; later: a write of what people approved afterwards. */
+      round?: number;
+      decisions: number;
+      writes: number;
+    };
 
 /** Who wrote an applied proposal. */
 export interface AppliedBy {
@@ -50,7 +61,8 @@ interface Index {
   brokenLines: number;
 }
 
-const pageKey = (ledgerKey: string, page: number) => `${ledgerKey}#${page}`;
+const pageKey = (ledgerKey: string, page: number, round = 0) =>
+  round === 0 ? `${ledgerKey}#${page}` : `${ledgerKey}#${page}.r${round}`;
 
 const indexes = new Map<string, Index>();
 const APPEND_SLICE = 2000;
@@ -63,7 +75,7 @@ const reading = new Map<string, Promise<unknown>>();
  * The audit log of one catalog: JSON lines, append-only. The applied-proposal index is rebuilt
  * incrementally from the file, so every process sees writes made by the others.
  */
-export class AuditLog {
+export class AuditLog implements AuditTrail {
   constructor(readonly file: string) {}
 
   /** Append entries; an entry may come already serialised (one JSON line without its newline). */
@@ -123,8 +135,8 @@ export class AuditLog {
   }
 
   /** Whether a page's write step logged all its lines (its `page` line is in the log). */
-  async pageLogged(ledgerKey: string, page: number): Promise<boolean> {
-    return (await this.index()).pagesLogged.has(pageKey(ledgerKey, page));
+  async pageLogged(ledgerKey: string, page: number, round = 0): Promise<boolean> {
+    return (await this.index()).pagesLogged.has(pageKey(ledgerKey, page, round));
   }
 
   private index(): Promise<Index> {
@@ -179,7 +191,7 @@ export class AuditLog {
           else if (e.type === 'write')
             idx.applied.set(e.proposalId, { sweepId: e.sweepId, ...(e.ledgerKey ? { ledgerKey: e.ledgerKey } : {}) });
           else if (e.type === 'undo') idx.applied.delete(e.proposalId);
-          else if (e.type === 'page') idx.pagesLogged.add(pageKey(e.ledgerKey, e.page));
+          else if (e.type === 'page') idx.pagesLogged.add(pageKey(e.ledgerKey, e.page, e.round));
         }
         idx.offset += lastNl + 1;
       }

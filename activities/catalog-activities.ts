@@ -1,7 +1,6 @@
 import type { EntityFailure } from '../domain/proposal';
 import type { CatalogRef } from '../domain/sweep';
 import { catalogStats } from '../judgment/catalog-stats';
-import { auditFileFor } from './catalog-access';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 
 /** Failures a page returns to the workflow; all of them are in the ledger and the report. */
@@ -9,7 +8,7 @@ const MAX_RETURNED_FAILURES = 20;
 
 /** Open the catalog a sweep names and read it page by page. */
 export function createCatalogActivities(deps: ActivityDeps) {
-  const { ledgerFor, catalogOf } = sweepContext(deps);
+  const { store, ledgerFor, catalogOf } = sweepContext(deps);
   return {
     /** Resolve and open the catalog and start the sweep's ledger. Raises InvalidCatalog (non-retryable). */
     async openCatalog(input: {
@@ -28,7 +27,7 @@ export function createCatalogActivities(deps: ActivityDeps) {
         catalogKey: catalog.identity.key,
         catalogLabel: catalog.identity.label,
         catalogName: snap.name,
-        auditFile: auditFileFor(deps.stateDir, catalog.identity, snap.name),
+        auditFile: store.auditKey(catalog.identity, snap.name),
         startedAt: new Date().toISOString(),
         ...(input.sampleRows !== undefined ? { sampleRows: input.sampleRows } : {}),
       });

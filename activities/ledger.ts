@@ -16,13 +16,31 @@ export type WriteRecord = Extract<AuditEntry, { type: 'write' }>;
  */
 export class SweepStateMissing extends Error {
   override readonly name = 'SweepStateMissing';
-  constructor(what: string, where: string) {
+  /** `where`: the place looked in; `store`: which state store this worker uses (never a URL or a secret). */
+  constructor(what: string, where: string, store: StoreKind = 'file') {
     super(
-      `${what} is missing: looked in ${where} on host ${os.hostname()}. This worker's state folder does not hold ` +
-        `this sweep — run a sweep's workers where its state is (one host, or one shared state folder).`,
+      `${what} is missing: looked in ${where} on host ${os.hostname()}. ` +
+        (store === 'file'
+          ? 'This worker keeps sweep state in that local folder (ARGUS_STATE_URL is not set), and the folder does not ' +
+            'hold this sweep: it was started by workers with another state folder, or with the PostgreSQL state store ' +
+            '(give this worker the same ARGUS_STATE_URL as the others, or run every worker on one state folder).'
+          : 'This worker keeps sweep state in PostgreSQL (ARGUS_STATE_URL), and that store does not hold this sweep: it ' +
+            'was started by workers with another ARGUS_STATE_URL, or with the local file store (ARGUS_STATE_URL unset).'),
     );
   }
 }
+
+/** Which state store a worker uses: local files (the default) or PostgreSQL (`ARGUS_STATE_URL`). */
+export type StoreKind = 'file' | 'postgres';
+
+/**
+ * Which review stage an outcome comes from, and so which one wins for a proposal: a later stage replaces an
+ * earlier one (a person's decision replaces the Arbiter's; "awaiting a person" replaces the Arbiter's approval
+ * until the person decides). Stored with the outcomes, never inferred from names.
+ */
+export const OUTCOME_STAGES = ['gate', 'model', 'not-reviewed', 'awaiting', 'human'] as const;
+export type OutcomeStage = (typeof OUTCOME_STAGES)[number];
+export const stageRank = (s: OutcomeStage): number => OUTCOME_STAGES.indexOf(s);
 
 /** One model call: who made it, on which endpoint and entity, and its tokens (`estimated`: no provider usage). */
 export interface ModelCallRecord {
@@ -60,15 +78,86 @@ export interface PageWrites {
   notes: Record<string, string>;
 }
 
+/**
+ * A sweep's claim-check store: proposals and outcomes of each page live here, keyed by page, so that workflow
+ * histories carry counts and ids instead of payloads. Every record is written whole, so an activity retry
+ * overwrites its own earlier attempt. Two implementations: FileLedger (a local folder) and PgLedger
+ * (activities/pg-state.ts). A read of state that is not there raises SweepStateMissing, never "nothing".
+ */
+export interface SweepLedger {
+  readonly ledgerKey: string;
+  writeMeta(m: SweepMeta): Promise<void>;
+  meta(): Promise<SweepMeta>;
+  writeProposals(n: number, agent: string, proposals: Proposal[]): Promise<void>;
+  /** Every agent's proposals of a page (callers must not modify what they get). */
+  proposals(n: number): Promise<readonly Proposal[]>;
+  /** One writer's outcomes (`tag`: gate, model-<entity>, human-<round>, …) at a stage; later stages win. */
+  putOutcomes(n: number, stage: OutcomeStage, tag: string, outcomes: Outcome[]): Promise<void>;
+  outcomes(n: number): Promise<Outcome[]>;
+  /**
+   * The write-ahead record of a page's catalog write (`round` 0: the sweep's own; later rounds: what people
+   * approved afterwards): the audit lines of every change it is about to make, with before/after, stored before
+   * the catalog changes. A retry (or undo) after a crash between the catalog write and the audit append finds
+   * here what landed without its audit line. `intent` reads every round's.
+   */
+  writeIntent(n: number, lines: string[], round?: number): Promise<void>;
+  intent(n: number): Promise<WriteRecord[]>;
+  writeWrites(n: number, w: PageWrites, round?: number): Promise<void>;
+  /** One round's writes (undefined: that round has not written yet). */
+  writes(n: number, round?: number): Promise<PageWrites | undefined>;
+  /** Every round's writes of a page, merged (undefined: no round wrote). */
+  allWrites(n: number): Promise<PageWrites | undefined>;
+  /** Coverage figures of one page's entities, before the page's writes and after them. */
+  writeStats(n: number, when: 'before' | 'after', stats: CatalogStats): Promise<void>;
+  stats(n: number, when: 'before' | 'after'): Promise<CatalogStats | undefined>;
+  /** The ids a page holds, as read: the page's later activities take them from here, not from their input. */
+  writePageIds(n: number, ids: string[]): Promise<void>;
+  pageIds(n: number): Promise<string[]>;
+  /** The model calls of one activity attempt, written whether the attempt succeeded or not. */
+  writeCalls(n: number, tag: string, calls: ModelCallRecord[]): Promise<void>;
+  calls(n: number): Promise<ModelCallRecord[]>;
+  writeFailures(n: number, stage: string, failures: EntityFailure[]): Promise<void>;
+  failures(n: number): Promise<EntityFailure[]>;
+  pageNumbers(): Promise<number[]>;
+  /** A local file the report is assembled in; `publishReport` then stores it in the ledger. */
+  reportFile(): string;
+  publishReport(file: string): Promise<void>;
+  /** Where people find the full report (the `reportFile` of the report). */
+  reportLocation(): string;
+}
+
+/** Every round's writes of a page as one. */
+export function mergeWrites(rounds: PageWrites[]): PageWrites | undefined {
+  if (rounds.length === 0) return undefined;
+  const out: PageWrites = { written: [], already: [], keptHuman: [], conflicts: [], notes: {} };
+  for (const w of rounds) {
+    out.written.push(...w.written);
+    out.already.push(...w.already);
+    out.keptHuman.push(...w.keptHuman);
+    out.conflicts.push(...w.conflicts);
+    if (w.failed?.length) (out.failed ??= []).push(...w.failed);
+    Object.assign(out.notes, w.notes);
+  }
+  return out;
+}
+
+/** The winning outcome of each proposal: the latest stage's (stored with the outcomes), then the writer's tag. */
+export function mergeOutcomes(sets: { stage: OutcomeStage; tag: string; outcomes: Outcome[] }[]): Outcome[] {
+  const sorted = [...sets].sort((a, b) => stageRank(a.stage) - stageRank(b.stage) || a.tag.localeCompare(b.tag));
+  const byId = new Map<string, Outcome>();
+  for (const s of sorted) for (const o of s.outcomes) byId.set(o.proposalId, o);
+  return [...byId.values()];
+}
+
 const PROPOSAL_PAGES_KEPT = 16;
 const proposalCache = new Map<string, { signature: string; proposals: readonly Proposal[] }>();
+const roundSuffix = (round: number) => (round === 0 ? '' : `-r${round}`);
+/** The round a `writes…` or `write-intent…` record belongs to, from its name; records merge in round order. */
+export const roundOfName = (name: string): number => Number(/-r(\d+)(\.json)?$/.exec(name)?.[1] ?? 0);
+export const byRound = (a: string, b: string): number => roundOfName(a) - roundOfName(b);
 
-/**
- * A sweep's claim-check store: proposals and outcomes of each page live here, keyed by page, so that
- * workflow histories carry counts and ids instead of payloads. Every file is written whole and atomically,
- * so an activity retry overwrites its own earlier attempt.
- */
-export class SweepLedger {
+/** The file store's ledger: one folder per sweep run under `<state>/sweeps/`, each file written atomically. */
+export class FileLedger implements SweepLedger {
   readonly dir: string;
   constructor(
     stateDir: string,
@@ -79,6 +168,9 @@ export class SweepLedger {
 
   private page(n: number, file: string): string {
     return path.join(this.dir, 'pages', String(n).padStart(6, '0'), file);
+  }
+  private pageDir(n: number): string {
+    return path.dirname(this.page(n, 'x'));
   }
 
   writeMeta(m: SweepMeta): Promise<void> {
@@ -91,21 +183,15 @@ export class SweepLedger {
   }
 
   writeProposals(n: number, agent: string, proposals: Proposal[]): Promise<void> {
-    return writeFileAtomic(this.page(n, `proposals-${agent}.json`), JSON.stringify(proposals));
+    return writeFileAtomic(this.page(n, `proposals-${safeName(agent)}.json`), JSON.stringify(proposals));
   }
   /**
-   * A page's proposals, every agent's. The gate, the write and the report each read them: the parsed list is
-   * kept for recent pages while the files are unchanged (same names, inodes, sizes and times). Callers must not
-   * modify what they get.
+   * The gate, the write and the report each read a page's proposals: the parsed list is kept for recent pages
+   * while the files are unchanged (same names, inodes, sizes and times).
    */
   async proposals(n: number): Promise<readonly Proposal[]> {
-    const dir = path.dirname(this.page(n, 'x'));
-    let files: string[];
-    try {
-      files = (await fs.readdir(dir)).filter((f) => f.startsWith('proposals-') && f.endsWith('.json')).sort();
-    } catch (e) {
-      throw this.missing(e, `page ${n} of the sweep`, dir);
-    }
+    const dir = this.pageDir(n);
+    const files = (await this.list(n)).filter((f) => f.startsWith('proposals-') && f.endsWith('.json')).sort();
     const stats = await Promise.all(files.map((f) => fs.stat(path.join(dir, f)).catch(() => undefined)));
     // A rewrite is a rename of a new file: its inode changes even where timestamps are coarse.
     const signature = files.map((f, i) => `${f}:${stats[i]?.ino}:${stats[i]?.size}:${stats[i]?.mtimeMs}`).join('|');
@@ -122,51 +208,49 @@ export class SweepLedger {
     return out;
   }
 
-  /**
-   * Outcomes are kept in one file per writer (`gate`, `model-<entity>`, `not-reviewed`, `human`), so parallel
-   * reviewers never race on one file; reading merges them, later stages replacing earlier ones.
-   */
-  async putOutcomes(n: number, tag: string, outcomes: Outcome[]): Promise<void> {
-    await writeFileAtomic(this.page(n, `outcomes-${safeName(tag)}.json`), JSON.stringify(outcomes));
+  /** One file per writer, so parallel reviewers never race on one file; the stage is stored inside it. */
+  async putOutcomes(n: number, stage: OutcomeStage, tag: string, outcomes: Outcome[]): Promise<void> {
+    await writeFileAtomic(this.page(n, `outcomes-${safeName(tag)}.json`), JSON.stringify({ stage, tag, outcomes }));
   }
   async outcomes(n: number): Promise<Outcome[]> {
-    const dir = path.dirname(this.page(n, 'x'));
-    let files: string[];
-    try {
-      files = (await fs.readdir(dir)).filter((f) => f.startsWith('outcomes-') && f.endsWith('.json'));
-    } catch (e) {
-      throw this.missing(e, `page ${n} of the sweep`, dir);
+    const dir = this.pageDir(n);
+    const files = (await this.list(n)).filter((f) => f.startsWith('outcomes-') && f.endsWith('.json'));
+    const sets: { stage: OutcomeStage; tag: string; outcomes: Outcome[] }[] = [];
+    for (const f of files) {
+      const doc = await readJson<{ stage: OutcomeStage; tag: string; outcomes: Outcome[] }>(path.join(dir, f));
+      if (doc) sets.push(doc);
     }
-    const rank = (f: string) =>
-      f === 'outcomes-gate.json' ? 0 : f.startsWith('outcomes-model-') ? 1 : f === 'outcomes-not-reviewed.json' ? 2 : 3;
-    files.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
-    const byId = new Map<string, Outcome>();
-    for (const f of files)
-      for (const o of (await readJson<Outcome[]>(path.join(dir, f))) ?? []) byId.set(o.proposalId, o);
-    return [...byId.values()];
+    return mergeOutcomes(sets);
   }
 
-  /**
-   * The write-ahead record of a page's catalog write: the audit lines of every change it is about to make,
-   * with before/after, stored before the catalog file is replaced. A retry (or undo) after a crash between the
-   * replacement and the audit append finds here what landed without its audit line.
-   */
-  writeIntent(n: number, lines: string[]): Promise<void> {
+  writeIntent(n: number, lines: string[], round = 0): Promise<void> {
     // The records come serialised: the same text then goes to the audit log (serialised once).
-    return writeFileAtomic(this.page(n, 'write-intent.json'), `[${lines.join(',')}]`);
+    return writeFileAtomic(this.page(n, `write-intent${roundSuffix(round)}.json`), `[${lines.join(',')}]`);
   }
   async intent(n: number): Promise<WriteRecord[]> {
-    return (await readJson<WriteRecord[]>(this.page(n, 'write-intent.json'))) ?? [];
+    const files = (await this.list(n).catch(() => [] as string[])).filter((f) => f.startsWith('write-intent'));
+    const out: WriteRecord[] = [];
+    for (const f of files.sort(byRound))
+      out.push(...((await readJson<WriteRecord[]>(path.join(this.pageDir(n), f))) ?? []));
+    return out;
   }
 
-  writeWrites(n: number, w: PageWrites): Promise<void> {
-    return writeFileAtomic(this.page(n, 'writes.json'), JSON.stringify(w));
+  writeWrites(n: number, w: PageWrites, round = 0): Promise<void> {
+    return writeFileAtomic(this.page(n, `writes${roundSuffix(round)}.json`), JSON.stringify(w));
   }
-  async writes(n: number): Promise<PageWrites | undefined> {
-    return readJson<PageWrites>(this.page(n, 'writes.json'));
+  writes(n: number, round = 0): Promise<PageWrites | undefined> {
+    return readJson<PageWrites>(this.page(n, `writes${roundSuffix(round)}.json`));
+  }
+  async allWrites(n: number): Promise<PageWrites | undefined> {
+    const files = (await this.list(n)).filter((f) => /^writes(-r\d+)?\.json$/.test(f)).sort(byRound);
+    const rounds: PageWrites[] = [];
+    for (const f of files) {
+      const w = await readJson<PageWrites>(path.join(this.pageDir(n), f));
+      if (w) rounds.push(w);
+    }
+    return mergeWrites(rounds);
   }
 
-  /** Coverage figures of one page's entities, before the page's writes and after them. */
   writeStats(n: number, when: 'before' | 'after', stats: CatalogStats): Promise<void> {
     return writeFileAtomic(this.page(n, `stats-${when}.json`), JSON.stringify(stats));
   }
@@ -174,7 +258,6 @@ export class SweepLedger {
     return readJson<CatalogStats>(this.page(n, `stats-${when}.json`));
   }
 
-  /** The ids a page holds, as read: the page's later activities take them from here, not from their input. */
   writePageIds(n: number, ids: string[]): Promise<void> {
     return writeFileAtomic(this.page(n, 'ids.json'), JSON.stringify(ids));
   }
@@ -184,28 +267,35 @@ export class SweepLedger {
     return ids;
   }
 
-  /** A page folder that is not there is missing state; any other read error is itself. */
-  private missing(e: unknown, what: string, where: string): Error {
-    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? new SweepStateMissing(what, where) : (e as Error);
+  /** The files of a page folder; a folder that is not there is missing state, any other error is itself. */
+  private async list(n: number): Promise<string[]> {
+    const dir = this.pageDir(n);
+    try {
+      return await fs.readdir(dir);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new SweepStateMissing(`page ${n} of the sweep`, dir);
+      throw e;
+    }
   }
 
-  /**
-   * The model calls one activity attempt made, with their tokens: one file per attempt, written whether the
-   * attempt succeeded or not (a refused or malformed answer spent its prompt too).
-   */
   writeCalls(n: number, tag: string, calls: ModelCallRecord[]): Promise<void> {
     return writeFileAtomic(this.page(n, `calls-${safeName(tag)}.json`), JSON.stringify(calls));
   }
   async calls(n: number): Promise<ModelCallRecord[]> {
-    const dir = path.dirname(this.page(n, 'x'));
-    const files = (await fs.readdir(dir).catch(() => [] as string[])).filter((f) => f.startsWith('calls-'));
+    const files = (await this.list(n).catch(() => [] as string[])).filter((f) => f.startsWith('calls-'));
     const out: ModelCallRecord[] = [];
-    for (const f of files) out.push(...((await readJson<ModelCallRecord[]>(path.join(dir, f))) ?? []));
+    for (const f of files) out.push(...((await readJson<ModelCallRecord[]>(path.join(this.pageDir(n), f))) ?? []));
     return out;
   }
 
   writeFailures(n: number, stage: string, failures: EntityFailure[]): Promise<void> {
-    return writeFileAtomic(this.page(n, `failures-${stage}.json`), JSON.stringify(failures));
+    return writeFileAtomic(this.page(n, `failures-${safeName(stage)}.json`), JSON.stringify(failures));
+  }
+  async failures(n: number): Promise<EntityFailure[]> {
+    const files = (await this.list(n).catch(() => [] as string[])).filter((f) => f.startsWith('failures-'));
+    const out: EntityFailure[] = [];
+    for (const f of files.sort()) out.push(...((await readJson<EntityFailure[]>(path.join(this.pageDir(n), f))) ?? []));
+    return out;
   }
 
   async pageNumbers(): Promise<number[]> {
@@ -221,5 +311,11 @@ export class SweepLedger {
 
   reportFile(): string {
     return path.join(this.dir, 'report.json');
+  }
+  publishReport(): Promise<void> {
+    return Promise.resolve(); // assembled in place
+  }
+  reportLocation(): string {
+    return this.reportFile();
   }
 }

@@ -4,10 +4,10 @@ import type { AgentName, Proposal } from '../domain/proposal';
 import type { EndpointConfig } from '../domain/sweep';
 import { FailureType } from '../domain/ids';
 import { proposalId } from '../domain/digest';
-import type { CatalogAdapterFactory } from '../catalog/adapter';
 import { BudgetExhaustedError, ProviderError } from '../llm/errors';
 import { Pacer } from '../llm/pacer';
-import { SweepLedger, type ModelCallRecord } from './ledger';
+import type { SweepLedger, ModelCallRecord } from './ledger';
+import { storeOf, type ActivityDeps } from './sweep-context';
 import type { CallOptions, TokenCount } from '../llm/client';
 import { catalogContext } from './catalog-access';
 import { toApplicationFailure } from './failures';
@@ -110,17 +110,13 @@ async function withProviderErrors<T>(
 }
 
 /** Activities that call a model: one call per activity, so Temporal's retry policy is the only retry loop. */
-export function createModelActivities(deps: {
-  stateDir: string;
-  catalogs: CatalogAdapterFactory;
-  env?: NodeJS.ProcessEnv;
-}) {
+export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.ProcessEnv }) {
   const pacer = new Pacer();
   const env = deps.env ?? process.env;
 
   /** The sweep's ledger and catalog, and the one entity a model call is about (EntityInvalid if unreadable). */
   async function open(ledgerKey: string, entityId: string, withNeighbours = false) {
-    const ledger = new SweepLedger(deps.stateDir, ledgerKey);
+    const ledger = storeOf(deps).ledger(ledgerKey);
     const meta = await ledger.meta();
     const catalog = await deps.catalogs(meta.catalogRef);
     const entity = (await catalog.getEntities([entityId])).entities[0];
@@ -213,7 +209,7 @@ export function createModelActivities(deps: {
           }),
         ),
       );
-      await ledger.putOutcomes(input.pageIndex, `model-${input.entityId}`, outcomes);
+      await ledger.putOutcomes(input.pageIndex, 'model', `model-${input.entityId}`, outcomes);
       return {
         approved: outcomes.filter((o) => o.decision === 'approved').length,
         rejected: outcomes.filter((o) => o.decision === 'rejected').length,

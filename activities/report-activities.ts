@@ -1,4 +1,3 @@
-import * as path from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { EntityFailure, ProposalChange } from '../domain/proposal';
 import type { ReviewMode } from '../domain/sweep';
@@ -53,7 +52,6 @@ export function createReportActivities(deps: ActivityDeps) {
       const limit = input.maxProposalsInReport ?? 1000;
       const kept: ReportProposal[] = [];
       const spool = new ReportSpool(ledger.reportFile());
-      const fs = await import('node:fs/promises');
       const usage = usageTotals();
       const before = emptyStats();
       const after = emptyStats();
@@ -65,13 +63,10 @@ export function createReportActivities(deps: ActivityDeps) {
           add(before, pageBefore);
           // A page whose write never ran still holds what it held before.
           add(after, (await ledger.stats(n, 'after')) ?? pageBefore);
-          const dir = path.join(ledger.dir, 'pages', String(n).padStart(6, '0'));
-          for (const f of (await fs.readdir(dir)).filter((x) => x.startsWith('failures-'))) {
-            failures.push(...(JSON.parse(await fs.readFile(path.join(dir, f), 'utf8')) as EntityFailure[]));
-          }
+          failures.push(...(await ledger.failures(n)));
           const proposals = await ledger.proposals(n);
           const outcomes = new Map((await ledger.outcomes(n)).map((o) => [o.proposalId, o]));
-          const w = await ledger.writes(n);
+          const w = await ledger.allWrites(n);
           const writtenSet = new Set(w?.written ?? []);
           written += w?.written.length ?? 0;
           already += w?.already.length ?? 0;
@@ -139,7 +134,7 @@ export function createReportActivities(deps: ActivityDeps) {
         partial: partialReasons.length > 0,
         partialReasons,
         // Early in the result, so a person reading it (the Web UI shows the result whole) finds the full report.
-        reportFile: ledger.reportFile(),
+        reportFile: ledger.reportLocation(),
         entities: { requested: input.requested, processed, failed: failedEntities.size },
         outcomes: outcomesCount,
         byKind,
@@ -171,6 +166,7 @@ export function createReportActivities(deps: ActivityDeps) {
         executions: input.executions,
       };
       await spool.finish(report);
+      await ledger.publishReport(ledger.reportFile());
       return report;
     },
   };

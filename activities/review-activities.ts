@@ -54,7 +54,7 @@ export function createReviewActivities(deps: ActivityDeps) {
           (passed[p.entityId] ??= []).push(p.id);
         }
       }
-      await ledger.putOutcomes(input.pageIndex, 'gate', outcomes);
+      await ledger.putOutcomes(input.pageIndex, 'gate', 'gate', outcomes);
       return { approved, rejected, passed };
     },
 
@@ -83,10 +83,11 @@ export function createReviewActivities(deps: ActivityDeps) {
     async recordOutcomes(input: {
       ledgerKey: string;
       pageIndex: number;
-      tag: 'not-reviewed' | 'human';
+      tag: 'not-reviewed' | 'human' | `human-${number}`;
       outcomes: Outcome[];
     }): Promise<number> {
-      await ledgerFor(input.ledgerKey).putOutcomes(input.pageIndex, input.tag, input.outcomes);
+      const stage = input.tag === 'not-reviewed' ? 'not-reviewed' : 'human';
+      await ledgerFor(input.ledgerKey).putOutcomes(input.pageIndex, stage, input.tag, input.outcomes);
       return input.outcomes.length;
     },
   };

@@ -1,18 +1,33 @@
 import type { CatalogAdapterFactory } from '../catalog/adapter';
-import { SweepLedger } from './ledger';
+import type { SweepLedger } from './ledger';
+import { fileStateStore, type StateStore } from './state-store';
 
 export interface ActivityDeps {
+  /** The local state folder: the file store's home, the demo catalog's copy, dbt write records. */
   stateDir: string;
+  /** Where sweep state lives; absent: the file store in `stateDir`. */
+  store?: StateStore;
   /** Opens the catalog a sweep input names (catalog/): activities never construct a catalog themselves. */
   catalogs: CatalogAdapterFactory;
 }
 
+const fileStores = new Map<string, StateStore>();
+
+/** The state store activities use: the injected one, else the file store in the state folder. */
+export function storeOf(deps: Pick<ActivityDeps, 'stateDir' | 'store'>): StateStore {
+  if (deps.store) return deps.store;
+  let s = fileStores.get(deps.stateDir);
+  if (!s) fileStores.set(deps.stateDir, (s = fileStateStore(deps.stateDir)));
+  return s;
+}
+
 /** What every sweep activity needs: the sweep's ledger, and its catalog opened through the adapter factory. */
 export function sweepContext(deps: ActivityDeps) {
-  const ledgerFor = (key: string) => new SweepLedger(deps.stateDir, key);
+  const store = storeOf(deps);
+  const ledgerFor = (key: string) => store.ledger(key);
   async function catalogOf(ledger: SweepLedger) {
     const meta = await ledger.meta();
     return { meta, catalog: await deps.catalogs(meta.catalogRef) };
   }
-  return { ledgerFor, catalogOf };
+  return { store, ledgerFor, catalogOf };
 }

@@ -1,10 +1,9 @@
-import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import type { CatalogAdapterFactory } from '../catalog/adapter';
 import { createCatalogs } from '../catalog';
-import { AuditLog, type AuditEntry } from './audit-log';
-import { SweepLedger, type SweepMeta, type WriteRecord } from './ledger';
-import { bundledDemoCatalog, readJson } from './paths';
+import type { AuditEntry } from './audit-log';
+import type { WriteRecord } from './ledger';
+import { fileStateStore, type StateStore } from './state-store';
+import { bundledDemoCatalog } from './paths';
 
 export interface UndoResult {
   sweepId: string;
@@ -15,42 +14,27 @@ export interface UndoResult {
   alreadyUndone: number;
 }
 
-/** Find every ledger of a sweep (one per run of that workflow id). */
-export async function findSweepMetas(stateDir: string, sweepId: string): Promise<SweepMeta[]> {
-  const dir = path.join(stateDir, 'sweeps');
-  let names: string[];
-  try {
-    names = await fs.readdir(dir);
-  } catch {
-    return [];
-  }
-  const out: SweepMeta[] = [];
-  for (const n of names) {
-    const m = await readJson<SweepMeta>(path.join(dir, n, 'meta.json'));
-    if (m && m.sweepId === sweepId) out.push(m);
-  }
-  return out;
-}
-
 /**
  * Undo one sweep's writes from the audit log, newest first. A value changed since the sweep wrote it is
  * left alone and reported as a conflict. Appends `undo` lines; running it twice undoes nothing more.
  */
 export async function undoSweep(
-  stateDir: string,
+  state: string | StateStore,
   sweepId: string,
-  opts: { undoneBy?: string; catalogs?: CatalogAdapterFactory } = {},
+  opts: { undoneBy?: string; catalogs?: CatalogAdapterFactory; stateDir?: string } = {},
 ): Promise<UndoResult[]> {
   const undoneBy = opts.undoneBy ?? 'argus undo';
+  const store = typeof state === 'string' ? fileStateStore(state) : state;
+  const stateDir = typeof state === 'string' ? state : (opts.stateDir ?? store.where);
   const catalogs = opts.catalogs ?? createCatalogs({ stateDir, bundledDemo: bundledDemoCatalog(), env: process.env });
-  const metas = await findSweepMetas(stateDir, sweepId);
-  if (metas.length === 0) throw new Error(`no sweep "${sweepId}" found in ${stateDir}`);
+  const metas = await store.findSweepMetas(sweepId);
+  if (metas.length === 0) throw new Error(`no sweep "${sweepId}" found in ${store.where}`);
   const seen = new Set<string>();
   const results: UndoResult[] = [];
   for (const meta of metas) {
     if (seen.has(meta.auditFile)) continue;
     seen.add(meta.auditFile);
-    const audit = new AuditLog(meta.auditFile);
+    const audit = store.audit(meta.auditFile);
     const entries = await audit.readAll();
     const undone = new Set<string>();
     for (const e of entries) if (e.type === 'undo' && e.sweepId === sweepId) undone.add(e.proposalId);
@@ -61,7 +45,7 @@ export async function undoSweep(
     // retried (the sweep was terminated): the ledgers' write-ahead intents still know them.
     const unlogged: WriteRecord[] = [];
     for (const m of metas.filter((x) => x.auditFile === meta.auditFile)) {
-      const ledger = new SweepLedger(stateDir, m.ledgerKey);
+      const ledger = store.ledger(m.ledgerKey);
       for (const n of await ledger.pageNumbers())
         for (const r of await ledger.intent(n))
           if (!byProposal.has(r.proposalId) && !undone.has(r.proposalId)) unlogged.push(r);

@@ -1,19 +1,23 @@
 import { log } from '@temporalio/activity';
 import type { RepairRequest } from '../catalog/adapter';
 import { catalogStats } from '../judgment/catalog-stats';
-import { AuditLog, type AuditEntry } from './audit-log';
+import type { AuditEntry } from './audit-log';
 import type { PageWrites, WriteRecord } from './ledger';
 import { faultPoint } from './fault-points';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 
 /** The write step: approved repairs into the catalog, once, each with its audit line. */
 export function createWriteActivities(deps: ActivityDeps) {
-  const { ledgerFor, catalogOf } = sweepContext(deps);
+  const { store, ledgerFor, catalogOf } = sweepContext(deps);
   return {
     /**
      * Write a page's approved repairs, once. Idempotent per proposal id (the audit log's applied index plus
      * content checks), atomic per page, never overwrites a person's text unless asked. Unreviewed and
-     * rejected proposals are never written.
+     * rejected proposals are never written. Runs holding the fleet-wide lock of the page (and round), so a
+     * retry racing a slow attempt on another worker waits for it and then finds the page written.
+     *
+     * `round` 0 is the sweep's own write of the page; a later round writes what people approved afterwards
+     * (`proposalIds`: the proposals people decided in that round, whose decisions it logs).
      */
     async applyApprovedRepairs(input: {
       ledgerKey: string;
@@ -23,136 +27,156 @@ export function createWriteActivities(deps: ActivityDeps) {
       ids?: string[];
       overwriteHumanText: boolean;
       dryRun: boolean;
+      round?: number;
+      proposalIds?: string[];
     }): Promise<{ written: number; already: number; keptHuman: number }> {
-      const ledger = ledgerFor(input.ledgerKey);
-      const { meta, catalog } = await catalogOf(ledger);
-      const recordAfter = async () =>
-        ledger.writeStats(
-          input.pageIndex,
-          'after',
-          catalogStats((await catalog.getEntities(input.ids ?? (await ledger.pageIds(input.pageIndex)))).entities),
-        );
-      const done = await ledger.writes(input.pageIndex);
-      if (done) {
-        await recordAfter();
-        return { written: done.written.length, already: done.already.length, keptHuman: done.keptHuman.length };
-      }
-      const audit = new AuditLog(meta.auditFile);
-      const proposals = await ledger.proposals(input.pageIndex);
-      const outcomes = new Map((await ledger.outcomes(input.pageIndex)).map((o) => [o.proposalId, o]));
-      const time = new Date().toISOString();
-      const decisions: AuditEntry[] = [];
-      for (const p of proposals) {
-        const o = outcomes.get(p.id);
-        decisions.push({
-          type: 'decision',
-          time,
-          sweepId: input.sweepId,
+      const round = input.round ?? 0;
+      return store.exclusive(`write:${input.ledgerKey}#${input.pageIndex}.${round}`, () => writePage(input, round));
+    },
+  };
+
+  async function writePage(
+    input: {
+      ledgerKey: string;
+      sweepId: string;
+      pageIndex: number;
+      ids?: string[];
+      overwriteHumanText: boolean;
+      dryRun: boolean;
+      proposalIds?: string[];
+    },
+    round: number,
+  ): Promise<{ written: number; already: number; keptHuman: number }> {
+    const ledger = ledgerFor(input.ledgerKey);
+    const { meta, catalog } = await catalogOf(ledger);
+    const recordAfter = async () =>
+      ledger.writeStats(
+        input.pageIndex,
+        'after',
+        catalogStats((await catalog.getEntities(input.ids ?? (await ledger.pageIds(input.pageIndex)))).entities),
+      );
+    const done = await ledger.writes(input.pageIndex, round);
+    if (done) {
+      await recordAfter();
+      return { written: done.written.length, already: done.already.length, keptHuman: done.keptHuman.length };
+    }
+    const audit = store.audit(meta.auditFile);
+    const only = input.proposalIds ? new Set(input.proposalIds) : undefined;
+    const proposals = (await ledger.proposals(input.pageIndex)).filter((p) => !only || only.has(p.id));
+    const outcomes = new Map((await ledger.outcomes(input.pageIndex)).map((o) => [o.proposalId, o]));
+    const time = new Date().toISOString();
+    const decisions: AuditEntry[] = [];
+    for (const p of proposals) {
+      const o = outcomes.get(p.id);
+      decisions.push({
+        type: 'decision',
+        time,
+        sweepId: input.sweepId,
+        proposalId: p.id,
+        entityId: p.entityId,
+        change: p.change,
+        evidence: p.evidence,
+        outcome: o?.decision ?? 'not_reviewed',
+        reason: o?.reason ?? 'no review outcome recorded',
+        reviewer: o?.reviewer ?? 'none',
+      });
+    }
+    const approved = proposals.filter((p) => outcomes.get(p.id)?.decision === 'approved');
+    const w: PageWrites = { written: [], already: [], keptHuman: [], conflicts: [], notes: {} };
+    const pageLine = (writes: number): AuditEntry => ({
+      type: 'page',
+      time,
+      sweepId: input.sweepId,
+      ledgerKey: input.ledgerKey,
+      page: input.pageIndex,
+      ...(round > 0 ? { round } : {}),
+      decisions: decisions.length,
+      writes,
+    });
+    if (input.dryRun) {
+      for (const p of approved) w.notes[p.id] = 'dry run: not written';
+      if (!(await audit.pageLogged(input.ledgerKey, input.pageIndex, round)))
+        await audit.append([...decisions, pageLine(0)]);
+      await ledger.writeWrites(input.pageIndex, w, round);
+      await recordAfter();
+      return { written: 0, already: 0, keptHuman: 0 };
+    }
+    const applied = await audit.applied(approved.map((p) => p.id));
+    // What an earlier attempt of this page was about to write: a crash after its catalog write and before
+    // its audit append leaves those changes in the catalog with no audit line.
+    const intended = new Map((await ledger.intent(input.pageIndex)).map((r) => [r.proposalId, r]));
+    // Written by an earlier attempt of this very run and already in the audit log: counted, not logged again.
+    let loggedBefore = 0;
+    const batch: RepairRequest[] = [];
+    for (const p of approved) {
+      const by = applied.get(p.id);
+      if (by && by.ledgerKey === input.ledgerKey) {
+        w.written.push(p.id);
+        loggedBefore++;
+      } else if (by) {
+        w.already.push(p.id);
+        w.notes[p.id] = `already written by ${by.sweepId}`;
+      } else {
+        const prior = intended.get(p.id);
+        batch.push({
           proposalId: p.id,
           entityId: p.entityId,
           change: p.change,
-          evidence: p.evidence,
-          outcome: o?.decision ?? 'not_reviewed',
-          reason: o?.reason ?? 'no review outcome recorded',
-          reviewer: o?.reviewer ?? 'none',
+          ...(prior ? { landed: { before: prior.before, after: prior.after } } : {}),
         });
       }
-      const approved = proposals.filter((p) => outcomes.get(p.id)?.decision === 'approved');
-      const w: PageWrites = { written: [], already: [], keptHuman: [], conflicts: [], notes: {} };
-      const pageLine = (writes: number): AuditEntry => ({
-        type: 'page',
-        time,
-        sweepId: input.sweepId,
-        ledgerKey: input.ledgerKey,
-        page: input.pageIndex,
-        decisions: decisions.length,
-        writes,
-      });
-      if (input.dryRun) {
-        for (const p of approved) w.notes[p.id] = 'dry run: not written';
-        if (!(await audit.pageLogged(input.ledgerKey, input.pageIndex)))
-          await audit.append([...decisions, pageLine(0)]);
-        await ledger.writeWrites(input.pageIndex, w);
-        await recordAfter();
-        return { written: 0, already: 0, keptHuman: 0 };
-      }
-      const applied = await audit.applied();
-      // What an earlier attempt of this page was about to write: a crash after its catalog write and before
-      // its audit append leaves those changes in the catalog with no audit line.
-      const intended = new Map((await ledger.intent(input.pageIndex)).map((r) => [r.proposalId, r]));
-      // Written by an earlier attempt of this very run and already in the audit log: counted, not logged again.
-      let loggedBefore = 0;
-      const batch: RepairRequest[] = [];
-      for (const p of approved) {
-        const by = applied.get(p.id);
-        if (by && by.ledgerKey === input.ledgerKey) {
-          w.written.push(p.id);
-          loggedBefore++;
-        } else if (by) {
-          w.already.push(p.id);
-          w.notes[p.id] = `already written by ${by.sweepId}`;
-        } else {
-          const prior = intended.get(p.id);
-          batch.push({
-            proposalId: p.id,
-            entityId: p.entityId,
-            change: p.change,
-            ...(prior ? { landed: { before: prior.before, after: prior.after } } : {}),
-          });
+    }
+    const byId = new Map(approved.map((p) => [p.id, p]));
+    const writes: WriteRecord[] = [];
+    // The write records serialised once, for the intent and then the audit log (undefined: no commit ran).
+    let writeLines: string[] | undefined;
+    const results = await catalog.applyRepairs(batch, {
+      overwriteHumanText: input.overwriteHumanText,
+      sweepId: input.sweepId,
+      // Write-ahead: the changes' audit lines are stored in the ledger before the catalog changes.
+      beforeCommit: async (repaired) => {
+        writes.length = 0;
+        for (const o of repaired) {
+          if (o.status !== 'written') continue;
+          const p = byId.get(o.proposalId)!;
+          // A change that landed in a crashed attempt keeps that attempt's record (its time and before/after).
+          const prior = o.landedEarlier ? intended.get(o.proposalId) : undefined;
+          writes.push(
+            prior ?? {
+              type: 'write',
+              time,
+              sweepId: input.sweepId,
+              ledgerKey: input.ledgerKey,
+              proposalId: p.id,
+              entityId: p.entityId,
+              change: p.change,
+              reviewer: outcomes.get(p.id)?.reviewer ?? 'unknown',
+              before: o.before,
+              after: o.after,
+            },
+          );
         }
-      }
-      const byId = new Map(approved.map((p) => [p.id, p]));
-      const writes: WriteRecord[] = [];
-      // The write records serialised once, for the intent and then the audit log (undefined: no commit ran).
-      let writeLines: string[] | undefined;
-      const results = await catalog.applyRepairs(batch, {
-        overwriteHumanText: input.overwriteHumanText,
-        sweepId: input.sweepId,
-        // Write-ahead: the changes' audit lines are stored in the ledger before the catalog changes.
-        beforeCommit: async (repaired) => {
-          writes.length = 0;
-          for (const o of repaired) {
-            if (o.status !== 'written') continue;
-            const p = byId.get(o.proposalId)!;
-            // A change that landed in a crashed attempt keeps that attempt's record (its time and before/after).
-            const prior = o.landedEarlier ? intended.get(o.proposalId) : undefined;
-            writes.push(
-              prior ?? {
-                type: 'write',
-                time,
-                sweepId: input.sweepId,
-                ledgerKey: input.ledgerKey,
-                proposalId: p.id,
-                entityId: p.entityId,
-                change: p.change,
-                reviewer: outcomes.get(p.id)?.reviewer ?? 'unknown',
-                before: o.before,
-                after: o.after,
-              },
-            );
-          }
-          writeLines = writes.map((r) => JSON.stringify(r));
-          if (writeLines.length) await ledger.writeIntent(input.pageIndex, writeLines);
-        },
-      });
-      for (const o of results) {
-        if (o.status === 'written') w.written.push(o.proposalId);
-        else if (o.status === 'already') w.already.push(o.proposalId);
-        else if (o.status === 'kept_human') w.keptHuman.push(o.proposalId);
-        else if (o.status === 'failed') (w.failed ??= []).push({ proposalId: o.proposalId, note: o.note });
-        else w.conflicts.push({ proposalId: o.proposalId, note: o.note });
-        if (o.status !== 'written') w.notes[o.proposalId] = o.note;
-      }
-      faultPoint('after-catalog-replace');
-      // The catalog is written first, then its audit lines: a retry after a crash in between finds the
-      // changes through the intent above and logs them; one after a partial append logs only what is missing.
-      if (!(await audit.pageLogged(input.ledgerKey, input.pageIndex)))
-        await audit.append([...decisions, ...(writeLines ?? writes), pageLine(writes.length + loggedBefore)]);
-      await ledger.writeWrites(input.pageIndex, w);
-      await recordAfter();
-      if (w.written.length)
-        log.info('repairs written', { sweepId: input.sweepId, page: input.pageIndex, written: w.written.length });
-      return { written: w.written.length, already: w.already.length, keptHuman: w.keptHuman.length };
-    },
-  };
+        writeLines = writes.map((r) => JSON.stringify(r));
+        if (writeLines.length) await ledger.writeIntent(input.pageIndex, writeLines, round);
+      },
+    });
+    for (const o of results) {
+      if (o.status === 'written') w.written.push(o.proposalId);
+      else if (o.status === 'already') w.already.push(o.proposalId);
+      else if (o.status === 'kept_human') w.keptHuman.push(o.proposalId);
+      else if (o.status === 'failed') (w.failed ??= []).push({ proposalId: o.proposalId, note: o.note });
+      else w.conflicts.push({ proposalId: o.proposalId, note: o.note });
+      if (o.status !== 'written') w.notes[o.proposalId] = o.note;
+    }
+    faultPoint('after-catalog-replace');
+    // The catalog is written first, then its audit lines: a retry after a crash in between finds the
+    // changes through the intent above and logs them; one after a partial append logs only what is missing.
+    if (!(await audit.pageLogged(input.ledgerKey, input.pageIndex, round)))
+      await audit.append([...decisions, ...(writeLines ?? writes), pageLine(writes.length + loggedBefore)]);
+    await ledger.writeWrites(input.pageIndex, w, round);
+    await recordAfter();
+    if (w.written.length)
+      log.info('repairs written', { sweepId: input.sweepId, page: input.pageIndex, written: w.written.length });
+    return { written: w.written.length, already: w.already.length, keptHuman: w.keptHuman.length };
+  }
 }

@@ -36,6 +36,7 @@ import {
 } from './schedules';
 import { registerEvalCommand } from './eval-arbiter';
 import { undoSweep } from '../activities/undo';
+import { openStateStore } from '../activities/state-store';
 import { defaultStateDir, projectRoot } from '../activities/paths';
 import { SweepFailedError } from './failures';
 import { startFakeProvider, FAKE_SCENARIO_HELP } from '../llm/fake-provider';
@@ -558,11 +559,21 @@ export function buildProgram(): Command {
 
   program
     .command('undo <sweep-id>')
-    .description("Undo one sweep's writes using the audit log (values changed since are left alone and listed).")
+    .description(
+      "Undo one sweep's writes using the audit log (values changed since are left alone and listed). Reads the " +
+        'PostgreSQL state store when ARGUS_STATE_URL is set, else the state folder.',
+    )
     .option('--state-dir <dir>', 'ARGUS state folder', defaultStateDir())
     .option('--json', 'print JSON')
     .action(async (id: string, o: { stateDir: string; json?: boolean }) => {
-      const res = await undoSweep(o.stateDir, id);
+      // The sweep's audit trail is where its workers kept state: PostgreSQL when ARGUS_STATE_URL is set.
+      const store = await openStateStore({ stateDir: o.stateDir });
+      let res;
+      try {
+        res = await undoSweep(store, id, { stateDir: o.stateDir });
+      } finally {
+        await store.close();
+      }
       if (o.json) process.stdout.write(JSON.stringify(res, null, 2) + '\n');
       else
         for (const r of res) {

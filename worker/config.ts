@@ -10,6 +10,15 @@ const intFromEnv = (min: number, max: number) =>
 export const WorkerEnv = z.object({
   ARGUS_TASK_QUEUE: z.string().min(1).default(TASK_QUEUE),
   ARGUS_STATE_DIR: z.string().min(1).optional(),
+  /** Sweep state in PostgreSQL (every worker of a fleet the same); unset: the local state folder. */
+  ARGUS_STATE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// connection string')
+    .optional(),
+  ARGUS_STATE_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier')
+    .optional(),
   ARGUS_MAX_CONCURRENT_ACTIVITIES: intFromEnv(1, 1000).optional(),
   ARGUS_MAX_CONCURRENT_WORKFLOW_TASKS: intFromEnv(1, 1000).optional(),
   /** Activities per second across every worker on the task queue: one shared provider budget for a fleet. */

@@ -6,6 +6,7 @@ import { heartbeatInterceptor } from '../activities/heartbeat';
 import { bundledDemoCatalog } from '../activities/paths';
 import { createCatalogs } from '../catalog';
 import type { WorkerConfig } from './config';
+import { openStateStore, type StateStore } from '../activities/state-store';
 
 /** Workflow code: the compiled folder when running from dist, the sources otherwise. */
 function workflowsPath(): string {
@@ -26,11 +27,15 @@ export interface ArgusWorkerOptions {
   connection: NativeConnection;
   workflowBundle?: WorkerOptions['workflowBundle'];
   env?: NodeJS.ProcessEnv;
+  /** Where sweep state lives; absent: opened from the environment (ARGUS_STATE_URL, else the state folder). */
+  store?: StateStore;
 }
 
 /** Build an ARGUS worker: every workflow and activity, on the configured task queue. */
 export async function createArgusWorker(opts: ArgusWorkerOptions): Promise<Worker> {
   const c = opts.config;
+  const env = opts.env ?? process.env;
+  const store = opts.store ?? (await openStateStore({ stateDir: c.stateDir, env }));
   return Worker.create({
     connection: opts.connection,
     namespace: c.namespace,
@@ -38,12 +43,13 @@ export async function createArgusWorker(opts: ArgusWorkerOptions): Promise<Worke
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
     activities: createActivities({
       stateDir: c.stateDir,
+      store,
       catalogs: createCatalogs({
         stateDir: c.stateDir,
         bundledDemo: bundledDemoCatalog(),
-        env: opts.env ?? process.env,
+        env,
       }),
-      env: opts.env ?? process.env,
+      env,
     }),
     interceptors: { activity: [heartbeatInterceptor] },
     ...(c.maxConcurrentActivityTaskExecutions

@@ -1,24 +1,29 @@
 import { NativeConnection } from '@temporalio/worker';
 import { loadWorkerConfig, ConfigError } from './config';
 import { createArgusWorker } from './create-worker';
+import { openStateStore } from '../activities/state-store';
+import { StateStoreError } from '../activities/pg-state';
 
 /** `npm run worker`: one worker on the `argus` task queue until interrupted. */
 async function main(): Promise<void> {
   const config = loadWorkerConfig();
   const connection = await NativeConnection.connect(config.connection);
-  const worker = await createArgusWorker({ config, connection });
+  const store = await openStateStore({ stateDir: config.stateDir, env: process.env });
+  const worker = await createArgusWorker({ config, connection, store });
   console.log(
-    `ARGUS worker polling task queue "${config.taskQueue}" on ${config.connection.address} (namespace ${config.namespace}); state in ${config.stateDir}`,
+    `ARGUS worker polling task queue "${config.taskQueue}" on ${config.connection.address} (namespace ${config.namespace}); ` +
+      `sweep state in ${store.where}`,
   );
   try {
     await worker.run();
   } finally {
+    await store.close().catch(() => undefined);
     await connection.close();
   }
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError) console.error(err.message);
+  if (err instanceof ConfigError || err instanceof StateStoreError) console.error(err.message);
   else console.error('ARGUS worker stopped:', err);
   process.exit(1);
 });

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { SweepLedger, SweepStateMissing } from '../../activities/ledger';
+import { FileLedger, SweepStateMissing } from '../../activities/ledger';
 import { createActivities } from '../../activities';
 import { createCatalogs } from '../../catalog';
 import { FailureType } from '../../domain/ids';
@@ -18,7 +18,7 @@ const proposal = (id: string, text = 'A table.'): Proposal => ({
 
 describe('SweepLedger proposals', () => {
   test('a page is parsed once while its files are unchanged, and read again when an agent rewrites one', async () => {
-    const ledger = new SweepLedger(mkdtempSync(path.join(os.tmpdir(), 'ledger-')), 'sweep/x');
+    const ledger = new FileLedger(mkdtempSync(path.join(os.tmpdir(), 'ledger-')), 'sweep/x');
     await ledger.writeProposals(0, 'description-drafter', [proposal('p-1'), proposal('p-2')]);
     await ledger.writeProposals(0, 'lineage-checker', []);
     const first = await ledger.proposals(0);
@@ -58,8 +58,8 @@ describe('SweepLedger keys', () => {
     ['the same id, two runs', 'sweep/shop/nightly@run-1', 'sweep/shop/nightly@run-2'],
   ])('%s get two ledgers', async (_name, a, b) => {
     const state = mkdtempSync(path.join(os.tmpdir(), 'ledger-'));
-    const la = new SweepLedger(state, a);
-    const lb = new SweepLedger(state, b);
+    const la = new FileLedger(state, a);
+    const lb = new FileLedger(state, b);
     expect(la.dir).not.toBe(lb.dir);
     expect(path.basename(la.dir).length).toBeLessThanOrEqual(120);
     await la.writeMeta(meta(a.split('@')[0]!, a));
@@ -77,7 +77,7 @@ describe('missing sweep state is a failure, never "nothing"', () => {
 
   test('a ledger, a page and its ids that are not here each raise SweepStateMissing naming where it looked', async () => {
     const dir = empty();
-    const ledger = new SweepLedger(dir, 'sweep/elsewhere@run');
+    const ledger = new FileLedger(dir, 'sweep/elsewhere@run');
     for (const read of [
       () => ledger.meta(),
       () => ledger.proposals(3),
@@ -95,7 +95,7 @@ describe('missing sweep state is a failure, never "nothing"', () => {
   });
 
   test('a page that is here but has no proposals yet is an empty page', async () => {
-    const ledger = new SweepLedger(empty(), 'sweep/here@run');
+    const ledger = new FileLedger(empty(), 'sweep/here@run');
     await ledger.writePageIds(0, ['raw.a']);
     expect(await ledger.proposals(0)).toEqual([]);
     expect(await ledger.outcomes(0)).toEqual([]);

@@ -1,0 +1,100 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import type { CatalogIdentity } from '../catalog/adapter';
+import { AuditLog, type AppliedBy, type AuditEntry } from './audit-log';
+import { auditFileFor } from './catalog-access';
+import { FileLedger, type StoreKind, type SweepLedger, type SweepMeta } from './ledger';
+import { readJson } from './paths';
+
+/** The audit trail of one catalog: append-only lines, the applied-proposal index, which pages are fully logged. */
+export interface AuditTrail {
+  /** Append entries; an entry may come already serialised (one JSON line without its newline). */
+  append(entries: (AuditEntry | string)[]): Promise<void>;
+  readAll(): Promise<AuditEntry[]>;
+  /**
+   * Proposal ids currently applied (written and not undone), with the sweep and run that wrote each; `ids`:
+   * only among these (a store may still return more).
+   */
+  applied(ids?: readonly string[]): Promise<Map<string, AppliedBy>>;
+  /** Whether a page's write step (round `round`) logged all its lines (its `page` line is in the trail). */
+  pageLogged(ledgerKey: string, page: number, round?: number): Promise<boolean>;
+}
+
+/**
+ * Where a sweep's state lives: its ledger (metadata, proposals, outcomes, write intents, writes, figures, model
+ * calls), the audit trail of each catalog, and the report. Injected into every activity. Two kinds: local files
+ * (the default, one host or one shared folder) and PostgreSQL (`ARGUS_STATE_URL`: any worker on any machine).
+ */
+export interface StateStore {
+  readonly kind: StoreKind;
+  /** Where it is, for people and error messages: a folder, or "PostgreSQL state store <id>" (never a URL). */
+  readonly where: string;
+  ledger(ledgerKey: string): SweepLedger;
+  /** The key of a catalog's audit trail, kept in the sweep's metadata (`auditFile`). */
+  auditKey(identity: CatalogIdentity, catalogName: string): string;
+  audit(key: string): AuditTrail;
+  /** The metadata of every run of a sweep id (one per first run id). */
+  findSweepMetas(sweepId: string): Promise<SweepMeta[]>;
+  /**
+   * Run `fn` holding a lock on `key` for the whole fleet (PostgreSQL: an advisory lock, released by the
+   * server if this worker dies). The file store serialises within this process only.
+   */
+  exclusive<T>(key: string, fn: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+const localLocks = new Map<string, Promise<unknown>>();
+
+/** One at a time per key within this process. */
+export function localExclusive<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  const prev = localLocks.get(key) ?? Promise.resolve();
+  const next = prev.catch(() => undefined).then(fn);
+  localLocks.set(key, next);
+  void next.finally(() => {
+    if (localLocks.get(key) === next) localLocks.delete(key);
+  });
+  return next;
+}
+
+/** The file store: everything under one state folder (`ARGUS_STATE_DIR`, default `.argus/`). */
+export function fileStateStore(stateDir: string): StateStore {
+  return {
+    kind: 'file',
+    where: stateDir,
+    ledger: (key) => new FileLedger(stateDir, key),
+    auditKey: (identity, name) => auditFileFor(stateDir, identity, name),
+    audit: (key) => new AuditLog(key),
+    findSweepMetas: (sweepId) => findFileSweepMetas(stateDir, sweepId),
+    exclusive: localExclusive,
+    close: () => Promise.resolve(),
+  };
+}
+
+/** Find every ledger of a sweep in a state folder (one per run of that workflow id). */
+export async function findFileSweepMetas(stateDir: string, sweepId: string): Promise<SweepMeta[]> {
+  const dir = path.join(stateDir, 'sweeps');
+  let names: string[];
+  try {
+    names = await fs.readdir(dir);
+  } catch {
+    return [];
+  }
+  const out: SweepMeta[] = [];
+  for (const n of names) {
+    const m = await readJson<SweepMeta>(path.join(dir, n, 'meta.json'));
+    if (m && m.sweepId === sweepId) out.push(m);
+  }
+  return out;
+}
+
+/**
+ * The state store a worker (or the CLI) uses: PostgreSQL when `ARGUS_STATE_URL` is set (schema
+ * `ARGUS_STATE_SCHEMA`, default argus_state), else the file store in `stateDir`.
+ */
+export async function openStateStore(opts: { stateDir: string; env?: NodeJS.ProcessEnv }): Promise<StateStore> {
+  const env = opts.env ?? process.env;
+  const url = env.ARGUS_STATE_URL;
+  if (!url) return fileStateStore(opts.stateDir);
+  const { openPgStateStore } = await import('./pg-state');
+  return openPgStateStore(url, env.ARGUS_STATE_SCHEMA ? { schema: env.ARGUS_STATE_SCHEMA } : {});
+}
