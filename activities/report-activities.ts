@@ -8,6 +8,7 @@ import type {
   RetiredEndpoint,
   ModelUsage,
   TokenTotals,
+  HumanReviewSummary,
 } from '../domain/report';
 import type { ModelCallRecord } from './ledger';
 import { addStats, emptyStats } from '../judgment/catalog-stats';
@@ -37,6 +38,7 @@ export function createReportActivities(deps: ActivityDeps) {
       executions: number;
       extraPartialReasons: string[];
       maxProposalsInReport?: number;
+      humanReview?: HumanReviewSummary;
     }): Promise<SweepReport> {
       const ledger = ledgerFor(input.ledgerKey);
       const { meta } = await catalogOf(ledger);
@@ -161,6 +163,7 @@ export function createReportActivities(deps: ActivityDeps) {
         failuresTruncated: Math.max(0, failures.length - 500) + input.workflowFailuresDropped,
         endpoints: { retired: input.retired, breakerTripped: input.breakerTripped },
         modelUsage: usage.report(input.requested),
+        ...(input.humanReview ? { humanReview: input.humanReview } : {}),
         proposals: kept,
         proposalsTruncated: Math.max(0, total - limit),
         executions: input.executions,

@@ -79,6 +79,62 @@ export function createReviewActivities(deps: ActivityDeps) {
         }));
     },
 
+    /**
+     * Park a page's approved proposals of the given kinds for people: each is recorded as "awaiting human
+     * review" (so the page's write leaves it alone) and returned, up to `room` of them; past `room` the review
+     * queue is full and they stay not reviewed, counted in `overflow`. Returns what waits, for the sweep's one
+     * wait at its end.
+     */
+    async parkForHumanReview(input: {
+      ledgerKey: string;
+      pageIndex: number;
+      kinds: string[];
+      room: number;
+      limit: number;
+    }): Promise<{
+      parked: {
+        proposalId: string;
+        entityId: string;
+        kind: ProposalChange['kind'];
+        summary: string;
+        arbiterReason: string;
+      }[];
+      overflow: number;
+    }> {
+      const ledger = ledgerFor(input.ledgerKey);
+      const outcomes = new Map((await ledger.outcomes(input.pageIndex)).map((o) => [o.proposalId, o]));
+      const held = (await ledger.proposals(input.pageIndex)).filter(
+        (p) => input.kinds.includes(p.change.kind) && outcomes.get(p.id)?.decision === 'approved',
+      );
+      const room = Math.max(0, input.room);
+      const parked = held.slice(0, room);
+      const overflow = held.slice(room);
+      await ledger.putOutcomes(input.pageIndex, 'awaiting', 'awaiting', [
+        ...parked.map((p) => ({
+          proposalId: p.id,
+          decision: 'not_reviewed' as const,
+          reason: 'awaiting human review',
+          reviewer: 'none',
+        })),
+        ...overflow.map((p) => ({
+          proposalId: p.id,
+          decision: 'not_reviewed' as const,
+          reason: `not reviewed: the sweep's human review queue is full (${input.limit} proposals wait for people)`,
+          reviewer: 'none',
+        })),
+      ]);
+      return {
+        parked: parked.map((p) => ({
+          proposalId: p.id,
+          entityId: p.entityId,
+          kind: p.change.kind,
+          summary: summarize(p.entityId, p.change).slice(0, 300),
+          arbiterReason: (outcomes.get(p.id)?.reason ?? '').slice(0, 300),
+        })),
+        overflow: overflow.length,
+      };
+    },
+
     /** Record outcomes decided in the workflow (not_reviewed after the breaker, human decisions). */
     async recordOutcomes(input: {
       ledgerKey: string;

@@ -5,6 +5,7 @@ import {
   proposalTable,
   coverageRows,
   modelUsageText,
+  humanReviewText,
   RETIRED_HEADER,
   retiredRows,
   pct,
@@ -240,6 +241,7 @@ export function renderReportHtml(r: SweepReport, opts: { uiLink?: string } = {})
     '<h2>Coverage and PII governance</h2>',
     table(['measure', 'before', 'after'], coverageRows(r)),
     `<p>Model usage: ${esc(modelUsageText(r))}</p>`,
+    ...(humanReviewText(r) ? [`<p>Human review: ${esc(humanReviewText(r)!)}</p>`] : []),
     `<div class="charts"><div class="chart"><strong>Outcomes per kind</strong> (approved / rejected / not reviewed)<br>${outcomesChart(
       r,
     )}</div><div class="chart"><strong>Coverage before → after</strong><br>${coverageChart(r)}</div></div>`,

@@ -5,6 +5,7 @@ import {
   proposalTable,
   coverageRows,
   modelUsageText,
+  humanReviewText,
   RETIRED_HEADER,
   retiredRows,
   reportHeadline,
@@ -142,6 +143,8 @@ export function renderReportMarkdown(r: SweepReport, opts: { uiLink?: string } =
   out.push('## Coverage and PII governance', '');
   out.push(...table(['measure', 'before', 'after'], coverageRows(r)), '');
   out.push(`Model usage: ${modelUsageText(r)}`, '');
+  const human = humanReviewText(r);
+  if (human) out.push(`Human review: ${human}`, '');
 
   const failureCount = r.failures.length + r.failuresTruncated;
   out.push(`## Failures (${failureCount})`, '');

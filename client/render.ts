@@ -64,6 +64,19 @@ export function modelUsageText(r: SweepReport): string {
   );
 }
 
+/** The human review in one line: how many waited, what people decided, how long the sweep waited (or nothing). */
+export function humanReviewText(r: SweepReport): string | undefined {
+  const h = r.humanReview;
+  if (!h) return undefined;
+  const mins = h.waitedMs < 60_000 ? `${Math.round(h.waitedMs / 1000)} s` : `${Math.round(h.waitedMs / 60_000)} min`;
+  return (
+    `${n(h.waited)} proposals waited for people: ${n(h.approved)} approved, ${n(h.rejected)} rejected, ` +
+    `${n(h.expired)} expired unreviewed; the sweep waited ${mins} after its automated work` +
+    (h.deadline ? ` (deadline ${h.deadline})` : '') +
+    (h.notParked > 0 ? `; ${n(h.notParked)} more were not parked (review queue full) and stay not reviewed` : '')
+  );
+}
+
 export const RETIRED_HEADER = ['endpoint', 'reason', 'status', 'window', 'resets at', 'provider said', 'retired at'];
 
 /** One row per retired endpoint, with the provider's own words. */
@@ -303,6 +316,8 @@ export function renderReportText(r: SweepReport, opts: { uiLink?: string } = {})
     `PII governance: ${r.piiGovernance.tagged} of ${r.piiGovernance.piiLooking} PII-looking columns tagged (${pct(r.piiGovernance.ratio)})`,
   );
   out.push(`Model usage: ${modelUsageText(r)}`);
+  const human = humanReviewText(r);
+  if (human) out.push(`Human review: ${human}`);
   if (r.endpoints.retired.length) {
     out.push('');
     out.push(`Retired endpoints${r.endpoints.breakerTripped ? ' (breaker tripped: every endpoint spent)' : ''}:`);

@@ -55,6 +55,20 @@ export interface ModelUsage extends TokenTotals {
 }
 
 /** The sweep report. `partial` is true whenever fewer entities were fully processed than requested or anything was left unreviewed. */
+export interface HumanReviewSummary {
+  /** Proposals parked for people (at most the sweep's queue limit). */
+  waited: number;
+  approved: number;
+  rejected: number;
+  /** Not decided by the deadline: not reviewed, not written. */
+  expired: number;
+  /** Approved by the Arbiter but not parked: the queue was full. Not reviewed, not written. */
+  notParked: number;
+  /** How long the sweep waited for people after its automated work (one wait for the whole sweep). */
+  waitedMs: number;
+  deadline?: string;
+}
+
 export interface SweepReport {
   reportVersion: 1;
   sweepId: string;
@@ -92,6 +106,8 @@ export interface SweepReport {
   failuresTruncated: number;
   endpoints: { retired: RetiredEndpoint[]; breakerTripped: boolean };
   modelUsage: ModelUsage;
+  /** With human review: how many proposals waited for people, what they decided, how long the sweep waited. */
+  humanReview?: HumanReviewSummary;
   proposals: ReportProposal[];
   proposalsTruncated: number;
   reportFile: string;

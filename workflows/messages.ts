@@ -5,7 +5,7 @@ import type { ProposalKind } from '../domain/proposal';
 
 /** Live progress of a sweep (the `progress` query). */
 export interface SweepProgress {
-  phase: 'opening' | 'sweeping' | 'reporting' | 'done';
+  phase: 'opening' | 'sweeping' | 'awaiting_review' | 'reporting' | 'done';
   catalog: string;
   mode: string;
   pagesDone: number;

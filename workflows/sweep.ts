@@ -44,6 +44,8 @@ export interface SweepCarry {
   failures: EntityFailure[];
   failuresDropped: number;
   retired: RetiredEndpoint[];
+  /** Human review: what waits for people (bounded: at most MAX_PARKED), carried to the execution that waits. */
+  review?: ReviewCarry;
   counts: {
     approved: number;
     rejected: number;
@@ -55,6 +57,22 @@ export interface SweepCarry {
 }
 
 const MAX_CARRIED_FAILURES = 200;
+/** Proposals one sweep parks for people; past it they stay not reviewed (said so), so nothing here grows unbounded. */
+export const MAX_PARKED = 500;
+
+type Parked = PendingReview & { decided?: ReviewUpdateInput['decisions'][number] };
+
+/** The sweep's human review: one deadline, set when the first proposal is parked; counts for the report. */
+export interface ReviewCarry {
+  deadline?: string;
+  parked: Parked[];
+  waited: number;
+  overflow: number;
+  approved: number;
+  rejected: number;
+  expired: number;
+  rounds: number;
+}
 
 /** The entities of a page for a failure that hit all of them: their ids when known, else their positions. */
 function pageEntities(ids: string[], first: number, count: number): string[] {
@@ -118,14 +136,26 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
   setHandler(progressQuery, () => progress);
 
   // Human review gate: approved proposals of the configured kinds wait here for a person's decision.
-  const pending = new Map<string, PendingReview & { decided?: ReviewUpdateInput['decisions'][number] }>();
+  const review: ReviewCarry = carry?.review ?? {
+    parked: [],
+    waited: 0,
+    overflow: 0,
+    approved: 0,
+    rejected: 0,
+    expired: 0,
+    rounds: 0,
+  };
+  const pending = new Map<string, Parked>(review.parked.map((p) => [p.proposalId, p]));
   const undecided = () => [...pending.values()].filter((p) => !p.decided);
+  let decisionsArrived = false;
+  progress.awaitingReview = undecided().length;
   setHandler(pendingReviewsQuery, () => undecided().map(({ decided: _d, ...p }) => p));
   setHandler(
     reviewUpdate,
     (input) => {
       for (const d of input.decisions) pending.get(d.proposalId)!.decided = d;
       progress.awaitingReview = undecided().length;
+      decisionsArrived = true;
       return { accepted: input.decisions.length, stillPending: undecided().length };
     },
     {
@@ -243,53 +273,129 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     progress.breakerTripped = rotation.breakerTripped;
   }
 
-  /** Hold a page's approved proposals of the configured kinds until people decide or the deadline passes. */
-  async function humanGate(pageIndex: number, hr: NonNullable<SweepConfig['humanReview']>): Promise<void> {
-    const held = await catalogActivities.listForHumanReview({ ledgerKey: state.ledgerKey, pageIndex, kinds: hr.kinds });
-    if (held.length === 0) return;
-    const ms = durationMs(hr.deadline);
-    const deadline = new Date(Date.now() + ms).toISOString();
-    for (const h of held) pending.set(h.proposalId, { ...h, pageIndex, deadline });
+  /**
+   * Park a page's approved proposals of the configured kinds for people. The page goes on at once (its write
+   * leaves them alone); the sweep waits for decisions once, at its end (settleReviews), with one deadline.
+   */
+  async function parkForPeople(pageIndex: number, hr: NonNullable<SweepConfig['humanReview']>): Promise<void> {
+    const r = await catalogActivities.parkForHumanReview({
+      ledgerKey: state.ledgerKey,
+      pageIndex,
+      kinds: hr.kinds,
+      room: MAX_PARKED - pending.size,
+      limit: MAX_PARKED,
+    });
+    if (r.parked.length > 0 && !review.deadline)
+      review.deadline = new Date(Date.now() + durationMs(hr.deadline)).toISOString();
+    for (const h of r.parked) pending.set(h.proposalId, { ...h, pageIndex, deadline: review.deadline! });
+    review.waited += r.parked.length;
+    review.overflow += r.overflow;
+    state.counts.approved -= r.parked.length + r.overflow;
+    state.counts.notReviewed += r.overflow;
     progress.awaitingReview = undecided().length;
-    setCurrentDetails(
-      `**Waiting for review**: ${progress.awaitingReview} proposals (deadline ${deadline}). Use \`argus review list ${sweepId}\`.`,
-    );
-    await condition(() => held.every((h) => pending.get(h.proposalId)?.decided), ms);
-    const outcomes = held.map((h) => {
-      const d = pending.get(h.proposalId)?.decided;
-      pending.delete(h.proposalId);
-      if (!d)
-        return {
-          proposalId: h.proposalId,
-          decision: 'not_reviewed' as const,
-          reason: 'review expired',
-          reviewer: 'none',
-        };
-      const note = d.comment ? `: ${d.comment}` : '';
-      if (d.decision === 'approved') {
-        return {
-          proposalId: h.proposalId,
-          decision: 'approved' as const,
-          reason: `approved by the Arbiter (${h.arbiterReason.slice(0, 300)}) and by ${d.reviewer}${note}`,
-          reviewer: `human:${d.reviewer}`,
-        };
-      }
+  }
+
+  /** A person's decision as the outcome it becomes. */
+  function outcomeOf(p: Parked) {
+    const d = p.decided;
+    if (!d)
       return {
-        proposalId: h.proposalId,
-        decision: 'rejected' as const,
-        reason: `${d.decision === 'needs_changes' ? 'needs changes' : 'rejected'} by ${d.reviewer}${note}`.slice(
-          0,
-          1000,
-        ),
+        proposalId: p.proposalId,
+        decision: 'not_reviewed' as const,
+        reason: 'review expired',
+        reviewer: 'none',
+      };
+    const note = d.comment ? `: ${d.comment}` : '';
+    if (d.decision === 'approved')
+      return {
+        proposalId: p.proposalId,
+        decision: 'approved' as const,
+        reason: `approved by the Arbiter (${p.arbiterReason.slice(0, 300)}) and by ${d.reviewer}${note}`,
         reviewer: `human:${d.reviewer}`,
       };
-    });
-    await catalogActivities.recordOutcomes({ ledgerKey: state.ledgerKey, pageIndex, tag: 'human', outcomes });
-    const approvedByPeople = outcomes.filter((o) => o.decision === 'approved').length;
-    state.counts.approved -= held.length - approvedByPeople;
-    state.counts.rejected += outcomes.filter((o) => o.decision === 'rejected').length;
-    state.counts.notReviewed += outcomes.filter((o) => o.decision === 'not_reviewed').length;
+    return {
+      proposalId: p.proposalId,
+      decision: 'rejected' as const,
+      reason: `${d.decision === 'needs_changes' ? 'needs changes' : 'rejected'} by ${d.reviewer}${note}`.slice(0, 1000),
+      reviewer: `human:${d.reviewer}`,
+    };
+  }
+
+  /** Record and write what people decided so far (or, `expire`, everything left), one write round per batch. */
+  async function writeDecisions(expire: boolean): Promise<void> {
+    const batch = [...pending.values()].filter((p) => expire || p.decided);
+    if (batch.length === 0) return;
+    const round = ++review.rounds;
+    const byPage = new Map<number, Parked[]>();
+    for (const p of batch) byPage.set(p.pageIndex, [...(byPage.get(p.pageIndex) ?? []), p]);
+    for (const [pageIndex, items] of [...byPage].sort((a, b) => a[0] - b[0])) {
+      const outcomes = items.map(outcomeOf);
+      try {
+        await catalogActivities.recordOutcomes({
+          ledgerKey: state.ledgerKey,
+          pageIndex,
+          tag: `human-${round}`,
+          outcomes,
+        });
+        const w = await catalogActivities.applyApprovedRepairs.executeWithOptions(
+          { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: write what people approved (round ${round})` },
+          [
+            {
+              ledgerKey: state.ledgerKey,
+              sweepId,
+              pageIndex,
+              round,
+              proposalIds: items.map((p) => p.proposalId),
+              overwriteHumanText: cfg.overwriteHumanText,
+              dryRun: cfg.dryRun,
+            },
+          ],
+        );
+        state.counts.written += w.written;
+      } catch (err) {
+        const f = failureOf(err);
+        addFailures(
+          [...new Set(items.map((p) => p.entityId))].map((entity) => ({ entity, stage: 'write' as const, ...f })),
+        );
+      }
+      for (const o of outcomes) {
+        if (o.decision === 'approved') review.approved++;
+        else if (o.decision === 'rejected') review.rejected++;
+        else review.expired++;
+      }
+      state.counts.approved += outcomes.filter((o) => o.decision === 'approved').length;
+      state.counts.rejected += outcomes.filter((o) => o.decision === 'rejected').length;
+      state.counts.notReviewed += outcomes.filter((o) => o.decision === 'not_reviewed').length;
+      for (const p of items) pending.delete(p.proposalId);
+    }
     progress.awaitingReview = undecided().length;
+    Object.assign(progress, {
+      approved: state.counts.approved,
+      rejected: state.counts.rejected,
+      written: state.counts.written,
+    });
+  }
+
+  /** The sweep's one wait for people: write decisions as they arrive, until all are decided or the deadline. */
+  async function settleReviews(): Promise<number> {
+    if (pending.size === 0) return 0;
+    const started = Date.now();
+    const deadline = Date.parse(review.deadline!);
+    progress.phase = 'awaiting_review';
+    for (;;) {
+      decisionsArrived = false;
+      await writeDecisions(false);
+      if (pending.size === 0) break;
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      setCurrentDetails(
+        `**Waiting for review**: ${undecided().length} proposals (deadline ${review.deadline}); the automated work is done. ` +
+          `Use \`argus review list ${sweepId}\`.`,
+      );
+      await condition(() => decisionsArrived, left);
+    }
+    await writeDecisions(true);
+    return Date.now() - started;
   }
 
   const showProgress = () =>
@@ -377,13 +483,13 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     }
     if (cfg.humanReview) {
       try {
-        await humanGate(pageIndex, cfg.humanReview);
+        await parkForPeople(pageIndex, cfg.humanReview);
       } catch (err) {
         // What waits for people cannot be established (say, this worker lacks the page's state): write nothing
         // of the page rather than what only the Arbiter approved.
         const f = failureOf(err);
         addFailures(pageEntities(ids, first, loaded).map((entity) => ({ entity, stage: 'review' as const, ...f })));
-        log.warn('human review gate failed for page; nothing of it is written', { pageIndex, error: f.message });
+        log.warn('parking for human review failed for page; nothing of it is written', { pageIndex, error: f.message });
         state.counts.pagesDone++;
         state.counts.entitiesDone += size;
         return;
@@ -438,8 +544,14 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
   // Let in-flight update handlers finish before this execution ends or continues as new.
   await condition(allHandlersFinished);
   if (state.nextPage < state.pageCount) {
-    await continueAsNew<typeof sweepWorkflow>(raw, { ...state, execution: state.execution + 1 });
+    await continueAsNew<typeof sweepWorkflow>(raw, {
+      ...state,
+      execution: state.execution + 1,
+      ...(cfg.humanReview ? { review: { ...review, parked: [...pending.values()] } } : {}),
+    });
   }
+  const waitedMs = await settleReviews();
+  await condition(allHandlersFinished);
 
   progress.phase = 'reporting';
   const breakerTripped = rotation.breakerTripped && (cfg.review === 'model' || cfg.agentBackend === 'model');
@@ -459,6 +571,19 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
         breakerTripped,
         executions: state.execution,
         extraPartialReasons: [],
+        ...(cfg.humanReview
+          ? {
+              humanReview: {
+                waited: review.waited,
+                approved: review.approved,
+                rejected: review.rejected,
+                expired: review.expired,
+                notParked: review.overflow,
+                waitedMs,
+                ...(review.deadline ? { deadline: review.deadline } : {}),
+              },
+            }
+          : {}),
       },
     ],
   );
@@ -477,6 +602,17 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
       written: report.written,
       coverage: { before: report.coverage.descriptionsBefore, after: report.coverage.descriptionsAfter },
       piiGovernance: report.piiGovernance.ratio,
+      ...(report.humanReview
+        ? {
+            humanReview: {
+              waited: report.humanReview.waited,
+              approved: report.humanReview.approved,
+              rejected: report.humanReview.rejected,
+              expired: report.humanReview.expired,
+              waitedMs: report.humanReview.waitedMs,
+            },
+          }
+        : {}),
       // Totals only (bounded): the per-agent and per-endpoint split is in the report.
       ...(report.modelUsage && report.modelUsage.calls > 0
         ? {

@@ -114,3 +114,58 @@ test('undecided proposals expire at the deadline as not reviewed and are not wri
   expect(report.partial).toBe(true);
   expect(report.byKind.pii_tag.written).toBe(1);
 });
+
+test('waiting for people stalls no lane: every page is reviewed and written first, across executions, then one wait', async () => {
+  const file = copyCatalog(DEMO_CATALOG, path.join(w.tw.stateDir, 'human', 'lanes', 'catalog.json'));
+  const id = uniqueId('sweep/human-lanes');
+  const h = await w.client.workflow.start('sweepWorkflow', {
+    taskQueue: w.tw.taskQueue,
+    workflowId: id,
+    // Small pages, two lanes, a new execution every two pages, and a deadline nobody will reach.
+    args: [
+      {
+        catalog: { kind: 'file', path: file },
+        pageSize: 5,
+        concurrency: 2,
+        pagesPerRun: 2,
+        humanReview: { kinds: ['pii_tag'], deadline: '2h' },
+      },
+    ],
+  });
+  // The automated work of every page finishes while proposals wait.
+  let progress: { phase: string; pagesDone: number; pageCount: number; awaitingReview: number } | undefined;
+  for (let i = 0; i < 300; i++) {
+    progress = await h.query('progress');
+    if (progress!.phase === 'awaiting_review') break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(progress!.phase).toBe('awaiting_review');
+  expect(progress!.pageCount).toBeGreaterThan(4);
+  expect(progress!.pagesDone).toBe(progress!.pageCount);
+  const pending = await h.query<PendingReview[]>('pendingReviews');
+  expect(pending.length).toBe(progress!.awaitingReview);
+  // Proposals parked in earlier executions are still there to decide, each with the one deadline.
+  const pages = new Set(pending.map((p) => p.pageIndex));
+  expect(Math.min(...pages)).toBeLessThan(2);
+  expect(Math.max(...pages)).toBeGreaterThanOrEqual(2);
+  expect(new Set(pending.map((p) => p.deadline)).size).toBe(1);
+  // Descriptions were written already; no PII tag was.
+  const before = readCatalog(file);
+  const tagged = (c: typeof before) =>
+    c.entities.flatMap((e) => e.columns.filter((col) => (col.tags ?? []).some((t) => t.kind === 'pii'))).length;
+  const taggedBefore = tagged(before);
+
+  const [first, ...rest] = pending;
+  await h.executeUpdate('review', { args: [{ decisions: [decision(first!.proposalId, 'rejected')] }] });
+  await h.executeUpdate('review', { args: [{ decisions: rest.map((p) => decision(p.proposalId, 'approved')) }] });
+  const report = (await h.result()) as SweepReport;
+  expect(report.humanReview).toEqual(
+    expect.objectContaining({ waited: pending.length, approved: rest.length, rejected: 1, expired: 0, notParked: 0 }),
+  );
+  expect(report.humanReview!.waitedMs).toBeGreaterThan(0);
+  expect(report.byKind.pii_tag.written).toBe(rest.length);
+  expect(tagged(readCatalog(file)) - taggedBefore).toBe(rest.length);
+  const byId = new Map(report.proposals.map((p) => [p.id, p]));
+  expect(byId.get(first!.proposalId)).toEqual(expect.objectContaining({ outcome: 'rejected', written: false }));
+  expect(report.partial).toBe(false);
+});
