@@ -13,7 +13,7 @@ export const WorkerEnv = z.object({
   /** Sweep state in PostgreSQL (every worker of a fleet the same); unset: the local state folder. */
   ARGUS_STATE_URL: z
     .string()
-    .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// connection string')
+    .regex(/^(postgres(ql)?:\/\/.*)?$/, 'a postgres:// or postgresql:// connection string (empty: unset)')
     .optional(),
   ARGUS_STATE_SCHEMA: z
     .string()
