@@ -8,6 +8,7 @@ import { BudgetExhaustedError, ProviderError } from '../llm/errors';
 import { Pacer } from '../llm/pacer';
 import type { SweepLedger, ModelCallRecord } from './ledger';
 import { storeOf, type ActivityDeps } from './sweep-context';
+import type { FleetGate } from './state-store';
 import type { CallOptions, TokenCount } from '../llm/client';
 import { catalogContext } from './catalog-access';
 import { toApplicationFailure } from './failures';
@@ -82,15 +83,29 @@ async function withProviderErrors<T>(
   sweepId: string,
   endpoint: EndpointConfig,
   retired: string[],
+  fleet: FleetGate | undefined,
   fn: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   // Every activity heartbeats while it runs (activities/heartbeat.ts), queueing and pacing waits included; the
   // context's signal lets a cancellation reach the request.
   const ctx = Context.current();
   const release = await slotFor(sweepId, endpoint).acquire();
+  // With a shared state store the endpoint's in-flight limit holds for the sweep across every worker.
+  let releaseFleet: (() => Promise<void>) | undefined;
   try {
-    // Checked again after the wait: the call ahead of this one may have found the quota spent.
+    releaseFleet = await fleet?.acquireSlot(
+      `inflight:${sweepId}:${endpoint.id}`,
+      endpoint.maxInFlight ?? 1,
+      () => ctx.heartbeat(),
+      ctx.cancellationSignal,
+    );
+    // Checked again after the wait: the call ahead of this one (on any worker) may have found the quota spent.
     refuseIfExhausted(sweepId, endpoint, retired);
+    const known = await fleet?.exhausted(sweepId, endpoint.id);
+    if (known) {
+      rememberExhausted(sweepId, endpoint.id, known);
+      refuseIfExhausted(sweepId, endpoint, retired);
+    }
     return await fn(ctx.cancellationSignal);
   } catch (err) {
     if (err instanceof ProviderError) {
@@ -101,17 +116,24 @@ async function withProviderErrors<T>(
         requestId: err.requestId,
         body: err.body,
       });
-      if (err instanceof BudgetExhaustedError) rememberExhausted(sweepId, endpoint.id, err.toDetails());
+      if (err instanceof BudgetExhaustedError) {
+        rememberExhausted(sweepId, endpoint.id, err.toDetails());
+        await fleet
+          ?.markExhausted(sweepId, endpoint.id, err.toDetails())
+          .catch((e: unknown) => log.warn('could not share a spent quota with the fleet', { error: String(e) }));
+      }
     }
     throw toApplicationFailure(err);
   } finally {
+    await releaseFleet?.();
     release();
   }
 }
 
 /** Activities that call a model: one call per activity, so Temporal's retry policy is the only retry loop. */
 export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.ProcessEnv }) {
-  const pacer = new Pacer();
+  const fleet = storeOf(deps).fleet;
+  const pacer = new Pacer(fleet);
   const env = deps.env ?? process.env;
 
   /** The sweep's ledger and catalog, and the one entity a model call is about (EntityInvalid if unreadable). */
@@ -166,7 +188,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       const { ledger, meta, ctx, entity, neighbours } = await open(input.ledgerKey, input.entityId, describing);
       const usage = callLog(ledger, input.pageIndex, input.agent, input.endpoint.id, entity.id);
       const changes = await usage.around(() =>
-        withProviderErrors(input.sweepId, input.endpoint, input.retired, (signal) =>
+        withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, (signal) =>
           proposeWithModel(input.agent, entity, ctx, callOptions(input.endpoint, signal, usage.record), neighbours),
         ),
       );
@@ -199,7 +221,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       const proposals = (await ledger.proposals(input.pageIndex)).filter((p) => wanted.has(p.id));
       const usage = callLog(ledger, input.pageIndex, 'review', input.endpoint.id, entity.id);
       const outcomes = await usage.around(() =>
-        withProviderErrors(input.sweepId, input.endpoint, input.retired, (signal) =>
+        withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, (signal) =>
           reviewWithModel({
             entity,
             ctx,

@@ -24,7 +24,7 @@ import {
   type WriteRecord,
 } from './ledger';
 import { safeName } from './paths';
-import type { AuditTrail, StateStore } from './state-store';
+import type { AuditTrail, FleetGate, PaceBudget, StateStore } from './state-store';
 
 /**
  * The PostgreSQL state store: every worker of a fleet reads and writes one sweep state, whichever machine it
@@ -53,6 +53,12 @@ const MIGRATIONS: ((s: string) => string)[] = [
       primary key (audit_key, proposal_id));
     create table ${s}.pages_logged (audit_key text not null, page_key text not null, primary key (audit_key, page_key));
     create table ${s}.reports (ledger_key text primary key, body text not null, created_at timestamptz not null default now());`,
+  // v2: model-call limits shared by the fleet.
+  (s) => `
+    create table ${s}.endpoint_exhausted (
+      sweep_id text not null, endpoint_id text not null, details jsonb not null, at timestamptz not null default now(),
+      primary key (sweep_id, endpoint_id));
+    create table ${s}.pace (pace_key text primary key, budget jsonb not null, observed_at timestamptz not null default now());`,
 ];
 
 /** The schema version this code writes; a store migrated further by a newer ARGUS is refused. */
@@ -163,6 +169,77 @@ export class PgStateStore implements StateStore {
       c.release(!locked);
     }
   }
+  readonly fleet: FleetGate = {
+    acquireSlot: (key, size, onWait, signal) => this.acquireSlot(key, size, onWait, signal),
+    markExhausted: async (sweepId, endpointId, details) => {
+      await this.pool.query(
+        `insert into ${this.schema}.endpoint_exhausted (sweep_id, endpoint_id, details) values ($1, $2, $3)
+         on conflict do nothing`,
+        [sweepId, endpointId, JSON.stringify(details)],
+      );
+    },
+    exhausted: async (sweepId, endpointId) => {
+      const { rows } = await this.pool.query<{ details: Record<string, unknown> }>(
+        `select details from ${this.schema}.endpoint_exhausted where sweep_id = $1 and endpoint_id = $2`,
+        [sweepId, endpointId],
+      );
+      return rows[0]?.details;
+    },
+    pace: async (key) => {
+      const { rows } = await this.pool.query<{ budget: PaceBudget }>(
+        `select budget from ${this.schema}.pace where pace_key = $1`,
+        [key],
+      );
+      return rows[0]?.budget;
+    },
+    putPace: async (key, budget) => {
+      await this.pool.query(
+        `insert into ${this.schema}.pace (pace_key, budget) values ($1, $2)
+         on conflict (pace_key) do update set budget = excluded.budget, observed_at = now()`,
+        [key, JSON.stringify(budget)],
+      );
+    },
+  };
+
+  /**
+   * One of `size` advisory locks `key#0..size-1`, held on a connection of its own until released (or until this
+   * worker dies: the server drops its locks with its connection). Polls while every slot is taken.
+   */
+  private async acquireSlot(
+    key: string,
+    size: number,
+    onWait: () => void,
+    signal?: AbortSignal,
+  ): Promise<() => Promise<void>> {
+    const c = await this.lockPool.connect();
+    try {
+      for (let waited = 0; ; waited++) {
+        for (let slot = 0; slot < size; slot++) {
+          const lockKey = `${key}#${slot}`;
+          const { rows } = await c.query<{ ok: boolean }>(
+            'select pg_try_advisory_lock(hashtextextended($1, 0)) as ok',
+            [lockKey],
+          );
+          if (rows[0]?.ok) {
+            let released = false;
+            return async () => {
+              if (released) return;
+              released = true;
+              await c.query('select pg_advisory_unlock(hashtextextended($1, 0))', [lockKey]).catch(() => undefined);
+              c.release();
+            };
+          }
+        }
+        if (signal?.aborted) throw signal.reason ?? new Error('cancelled while waiting for a model-call slot');
+        onWait();
+        await new Promise((r) => setTimeout(r, Math.min(250, 20 * 2 ** Math.min(waited, 4))));
+      }
+    } catch (e) {
+      c.release();
+      throw e;
+    }
+  }
+
   /** Rows and bytes the store holds (for the bench). */
   async size(): Promise<{ rows: number; bytes: number }> {
     const { rows } = await this.pool.query<{ rows: string; bytes: string }>(

@@ -40,7 +40,32 @@ export interface StateStore {
    * server if this worker dies). The file store serialises within this process only.
    */
   exclusive<T>(key: string, fn: () => Promise<T>): Promise<T>;
+  /** Model-call limits shared by every worker of the store (PostgreSQL); absent: each worker keeps its own. */
+  readonly fleet?: FleetGate;
   close(): Promise<void>;
+}
+
+/**
+ * What makes an endpoint's limits hold for a sweep rather than per worker process: its in-flight slots, the
+ * knowledge that its quota is spent, and the last x-ratelimit figures its answers carried.
+ */
+export interface FleetGate {
+  /** Take one of `size` slots of `key` for the whole fleet, waiting (and calling `onWait`) while all are taken. */
+  acquireSlot(key: string, size: number, onWait: () => void, signal?: AbortSignal): Promise<() => Promise<void>>;
+  /** Record that an endpoint's quota is spent for a sweep (first record wins), with the provider's evidence. */
+  markExhausted(sweepId: string, endpointId: string, details: Record<string, unknown>): Promise<void>;
+  exhausted(sweepId: string, endpointId: string): Promise<Record<string, unknown> | undefined>;
+  /** The latest rate-limit budget any worker saw for a provider key, and storing a newer one. */
+  pace(key: string): Promise<PaceBudget | undefined>;
+  putPace(key: string, budget: PaceBudget): Promise<void>;
+}
+
+/** What a provider's x-ratelimit headers said remains, with absolute reset times (ms since the epoch). */
+export interface PaceBudget {
+  remainingTokens: number | null;
+  remainingRequests: number | null;
+  tokensResetAt: number | null;
+  requestsResetAt: number | null;
 }
 
 const localLocks = new Map<string, Promise<unknown>>();

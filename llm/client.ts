@@ -82,12 +82,15 @@ export async function callStructured<T>(call: StructuredCall<T>): Promise<Struct
     });
   }
   const estimate = Math.ceil((call.system.length + call.user.length) / 4) + endpoint.maxOutputTokens;
+  // Paced per provider account and model (what a quota belongs to), not per endpoint name.
+  const pace = paceKey(endpoint);
   if (call.pacer) {
-    const wait = call.pacer.delayFor(endpoint.id, estimate);
+    await call.pacer.sync(pace);
+    const wait = call.pacer.delayFor(pace, estimate);
     if (wait > 0) {
       call.onWait?.(wait);
       await sleep(wait, call.signal);
-      call.pacer.forget(endpoint.id);
+      call.pacer.forget(pace);
     }
   }
   // The raw error body is what tells a burst from a spent quota; keep it before the SDK parses it away.
@@ -157,7 +160,7 @@ export async function callStructured<T>(call: StructuredCall<T>): Promise<Struct
     }
     throw e;
   }
-  call.pacer?.observe(endpoint.id, headers);
+  await call.pacer?.observe(pace, headers);
   const requestId = requestIdOf(headers, null) ?? data.id ?? null;
   const content = data.choices?.[0]?.message?.content ?? '';
   // Counted before the answer is checked: a malformed answer spent its tokens too.
@@ -199,4 +202,9 @@ export async function callStructured<T>(call: StructuredCall<T>): Promise<Struct
       ? { promptTokens: data.usage.prompt_tokens, completionTokens: data.usage.completion_tokens }
       : null,
   };
+}
+
+/** The key a provider's rate limits are kept under: base URL, model and the name of the key's variable. */
+export function paceKey(endpoint: { baseUrl: string; model: string; apiKeyEnv?: string }): string {
+  return `${endpoint.baseUrl}|${endpoint.model}|${endpoint.apiKeyEnv ?? ''}`;
 }

@@ -8,6 +8,12 @@ interface Budget {
   requestsResetAt: number | null;
 }
 
+/** Where a fleet's workers share what the provider last said (the PostgreSQL state store); absent: this process. */
+export interface PaceBoard {
+  pace(key: string): Promise<Budget | undefined>;
+  putPace(key: string, budget: Budget): Promise<void>;
+}
+
 /** Longest wait the pacer will take on its own; beyond it the call goes ahead and the provider answers. */
 const MAX_PACE_MS = 60_000;
 
@@ -25,13 +31,25 @@ function num(v: string | undefined): number | null {
 
 /**
  * Per-endpoint pacing from the `x-ratelimit-*` headers of successful answers: before a call that will not
- * fit in what the provider says remains, wait for the stated reset instead of hitting the wall. Process-local:
- * a fleet shares one provider limit through the task queue's activity rate limit (see README).
+ * fit in what the provider says remains, wait for the stated reset instead of hitting the wall. With a board
+ * (the PostgreSQL state store) every worker of a fleet paces on what any of them last heard.
  */
 export class Pacer {
   private budgets = new Map<string, Budget>();
+  constructor(private readonly board?: PaceBoard) {}
 
-  observe(endpointId: string, headers: HeaderInput, now = Date.now()): void {
+  /** Take the fleet's latest figures for a key (when a board is shared and they are still current). */
+  async sync(key: string, now = Date.now()): Promise<void> {
+    if (!this.board) return;
+    const b = await this.board.pace(key);
+    if (!b) return;
+    const resets = [b.tokensResetAt, b.requestsResetAt].filter((x): x is number => x !== null);
+    if (resets.length > 0 && resets.every((t) => t <= now)) return; // every window it speaks of has reset
+    this.budgets.set(key, b);
+  }
+
+  /** Remember what an answer's headers say remains (and tell the fleet, when a board is shared). */
+  async observe(endpointId: string, headers: HeaderInput, now = Date.now()): Promise<void> {
     const h = normalizeHeaders(headers);
     const b: Budget = {
       remainingTokens: num(h['x-ratelimit-remaining-tokens']),
@@ -41,6 +59,7 @@ export class Pacer {
     };
     if (b.remainingTokens === null && b.remainingRequests === null) return;
     this.budgets.set(endpointId, b);
+    await this.board?.putPace(endpointId, b);
   }
 
   /** Milliseconds to wait before a call needing `tokens` tokens (0 when it fits or nothing is known). */

@@ -12,6 +12,7 @@ import { openPgStateStore, STATE_SCHEMA_VERSION, type PgStateStore } from '../..
 import type { AuditEntry } from '../../activities/audit-log';
 import type { Proposal } from '../../domain/proposal';
 import { startPostgres, type PgServer } from '../support/postgres';
+import { Pacer } from '../../llm/pacer';
 
 jest.setTimeout(60_000);
 
@@ -223,5 +224,43 @@ describe('PostgreSQL state schema', () => {
     );
     expect(err?.message).toMatch(/cannot open the PostgreSQL state store/);
     expect(err?.message).not.toContain('hunter2-secret');
+  });
+});
+
+describe('fleet limits in the PostgreSQL store', () => {
+  test("one worker's rate-limit figures pace another worker's next call", async () => {
+    const [a, b] = [await pg(), await pg()];
+    const now = Date.now();
+    const key = `https://api.example/v1|m|KEY-${Math.random()}`;
+    await new Pacer(a.fleet).observe(
+      key,
+      { 'x-ratelimit-remaining-tokens': '10', 'x-ratelimit-reset-tokens': '3s' },
+      now,
+    );
+    const other = new Pacer(b.fleet);
+    expect(other.delayFor(key, 500, now)).toBe(0);
+    await other.sync(key, now);
+    expect(other.delayFor(key, 500, now)).toBe(3000);
+    // Once every window it spoke of has reset, the figures are ignored.
+    const later = new Pacer(b.fleet);
+    await later.sync(key, now + 4000);
+    expect(later.delayFor(key, 500, now + 4000)).toBe(0);
+  });
+
+  test('in-flight slots hold across stores; a spent quota recorded by one is seen by the other', async () => {
+    const [a, b] = [await pg(), await pg()];
+    const key = `inflight:s:${Math.random()}`;
+    const r1 = await a.fleet.acquireSlot(key, 1, () => undefined);
+    let waits = 0;
+    const second = b.fleet.acquireSlot(key, 1, () => waits++);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(waits).toBeGreaterThan(0);
+    await r1();
+    const r2 = await second;
+    await r2();
+    expect(await b.fleet.exhausted('s1', 'ep')).toBeUndefined();
+    await a.fleet.markExhausted('s1', 'ep', { reason: 'daily quota' });
+    await a.fleet.markExhausted('s1', 'ep', { reason: 'later' });
+    expect(await b.fleet.exhausted('s1', 'ep')).toEqual({ reason: 'daily quota' });
   });
 });

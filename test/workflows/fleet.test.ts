@@ -16,6 +16,8 @@ import { openPgStateStore, type PgStateStore } from '../../activities/pg-state';
 import { undoSweep } from '../../activities/undo';
 import type { SweepReport } from '../../domain/report';
 import type { PendingReview } from '../../workflows/messages';
+import { startFakeProvider } from '../../llm/fake-provider';
+import { SK } from '../support/fake-secrets';
 
 jest.setTimeout(420_000);
 
@@ -57,7 +59,12 @@ afterAll(async () => {
 });
 
 /** A worker process on a "host" of its own: its own state folder, the fleet's state store (unless `fileStore`). */
-async function host(taskQueue: string, name: string, fileStore = false): Promise<{ proc: Proc; stateDir: string }> {
+async function host(
+  taskQueue: string,
+  name: string,
+  fileStore = false,
+  extra: NodeJS.ProcessEnv = {},
+): Promise<{ proc: Proc; stateDir: string }> {
   const stateDir = mkdtempSync(path.join(os.tmpdir(), `argus-host-${name}-`));
   const proc = await startWorkerProcess({
     TEMPORAL_ADDRESS: testAddress(),
@@ -66,6 +73,7 @@ async function host(taskQueue: string, name: string, fileStore = false): Promise
     ARGUS_STATE_DIR: stateDir,
     ARGUS_STATE_URL: fileStore ? '' : stateUrl,
     ARGUS_FAULT_POINT: '',
+    ...extra,
   });
   procs.push(proc);
   return { proc, stateDir };
@@ -238,4 +246,50 @@ test('a worker on the file store pointed at a fleet on the PostgreSQL store fail
   expect(text).toMatch(/is missing: looked in/);
   expect(text).toMatch(/ARGUS_STATE_URL/);
   expect(readdirSync(stray.stateDir)).not.toContain('sweeps');
+});
+
+test('a spent quota is hit by one call for the whole fleet, not one per worker', async () => {
+  const fp = await startFakeProvider({ port: 0 });
+  const KEY_ENV = 'ARGUS_FLEET_FAKE_KEY';
+  const taskQueue = uniqueId('tq-fleet-quota');
+  const hosts = [];
+  try {
+    for (const name of ['q1', 'q2', 'q3'])
+      hosts.push(await host(taskQueue, name, false, { [KEY_ENV]: `${SK}fleet-not-a-real-key-123456` }));
+    const small = generateCatalog({ entities: 40, seed: 3, name: 'fleet-quota' });
+    const src = path.join(work, 'quota-original.json');
+    writeFileSync(src, JSON.stringify(small, null, 2));
+    const report = (await w.client.workflow.execute('sweepWorkflow', {
+      taskQueue,
+      workflowId: uniqueId('sweep/fleet/quota'),
+      args: [
+        {
+          catalog: { kind: 'file', path: copyOf('quota', src) },
+          pageSize: 20,
+          concurrency: 2,
+          review: 'model',
+          agentBackend: 'rules',
+          modelConcurrency: 6,
+          endpoints: [
+            {
+              id: 'free-tier',
+              baseUrl: fp.baseUrl('insufficient-quota', 'correct'),
+              model: 'fake-model',
+              apiKeyEnv: KEY_ENV,
+              maxInFlight: 1,
+            },
+          ],
+        },
+      ],
+    })) as SweepReport;
+    const st = fp.stats()['/s/insufficient-quota/r/correct'];
+    expect(report.partial).toBe(true);
+    expect(report.endpoints.breakerTripped).toBe(true);
+    expect(report.written).toBe(report.byKind.lineage_flag.written); // nothing the model had to review was written
+    expect(st?.exhaustedAnswers).toBe(1);
+    expect(st?.callsAfterExhaustion).toBe(0);
+  } finally {
+    for (const h of hosts) await kill9(h.proc);
+    await fp.close();
+  }
 });
