@@ -13,8 +13,8 @@ WORKDIR /app
 COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-# The worker keeps its local state (reports, caches) in /data; mount a volume there.
-RUN mkdir -p /data && chown node:node /data
+# The worker keeps local scratch in /data (and file catalogs in /data/catalogs: mount one shared volume there).
+RUN mkdir -p /data/catalogs && chown node:node /data /data/catalogs
 USER node
 VOLUME ["/data"]
 CMD ["node", "dist/worker/main.js"]

@@ -1,6 +1,7 @@
 // Checks docker-compose.yml and the Dockerfile without a Docker engine: structure, pinned images,
 // coherent startup order, no secrets, and the same search attributes as domain/ids.ts everywhere.
 import { existsSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { SEARCH_ATTRIBUTES } from '../../domain/ids';
@@ -88,7 +89,7 @@ const expectedAttributes = SEARCH_ATTRIBUTES.map((a) => `${a.name}=${a.type}`).s
 describe('docker-compose.yml', () => {
   it('has the production topology', () => {
     expect(Object.keys(services)).toEqual(
-      expect.arrayContaining(['postgresql', 'temporal', 'temporal-ui', 'temporal-setup', 'argus-worker']),
+      expect.arrayContaining(['postgresql', 'temporal', 'temporal-ui', 'temporal-setup', 'argus-state-db', 'worker']),
     );
   });
 
@@ -154,7 +155,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('builds the worker from the Dockerfile and points it at the compose cluster', () => {
-    const worker = service('argus-worker');
+    const worker = service('worker');
     const build = typeof worker.build === 'string' ? { context: worker.build } : worker.build;
     expect(build?.context).toBe('.');
     expect(build?.dockerfile ?? 'Dockerfile').toBe('Dockerfile');
@@ -162,11 +163,50 @@ describe('docker-compose.yml', () => {
     expect(env.TEMPORAL_ADDRESS).toBe('temporal:7233');
     expect(env.TEMPORAL_NAMESPACE).toBeDefined();
     expect(env.ARGUS_STATE_DIR).toBe('/data');
-    expect(worker.volumes?.some((v) => (typeof v === 'string' ? v.endsWith(':/data') : v.target === '/data'))).toBe(
-      true,
-    );
-    expect([...closure('argus-worker')]).toEqual(expect.arrayContaining(['temporal', 'temporal-setup']));
+    expect([...closure('worker')]).toEqual(expect.arrayContaining(['temporal', 'temporal-setup', 'argus-state-db']));
   });
+
+  it('scales the worker: no fixed name or host port, sweep state in its own database of the compose PostgreSQL', () => {
+    const worker = service('worker') as Service & { container_name?: string };
+    expect(worker.container_name).toBeUndefined();
+    expect(publishedPorts(worker)).toEqual([]);
+    const url = new URL(environment(worker).ARGUS_STATE_URL ?? '');
+    expect(url.protocol).toBe('postgresql:');
+    expect(url.hostname).toBe('postgresql');
+    const database = url.pathname.slice(1);
+    expect(database).not.toMatch(/^temporal/);
+    // The one-shot that creates it makes that very database, and the worker waits for it.
+    expect(script(service('argus-state-db'))).toContain(`CREATE DATABASE ${database}`);
+    expect(dependencies(worker)['argus-state-db']).toBe('service_completed_successfully');
+    // File catalogs (the demo's copy) are on a named volume all workers share; no other state is local.
+    const mounts = (worker.volumes ?? []).map((v) => (typeof v === 'string' ? v : `${v.target}`));
+    expect(mounts).toEqual([expect.stringMatching(/^[\w-]+:\/data\/catalogs$/)]);
+    expect(Object.keys(compose.volumes ?? {})).toContain(mounts[0]!.split(':')[0]);
+  });
+
+  const hasGo = spawnSync('go', ['version']).status === 0;
+  (hasGo ? it : it.skip)(
+    'loads with compose-go, the Compose Specification loader of docker compose',
+    () => {
+      const r = spawnSync('go', ['run', '.', join(ROOT, 'docker-compose.yml')], {
+        cwd: join(ROOT, 'tools', 'compose-check'),
+        encoding: 'utf8',
+        timeout: 600_000,
+        env: { ...process.env, POSTGRES_PASSWORD: '', ARGUS_STATE_PASSWORD: '' },
+      });
+      expect(r.stderr).not.toMatch(/compose-check:/);
+      expect(r.status).toBe(0);
+      const loaded = JSON.parse(r.stdout) as {
+        services: Record<
+          string,
+          { containerName: string; hostPorts: string[] | null; dependsOn: Record<string, string> }
+        >;
+      };
+      expect(Object.keys(loaded.services).sort()).toEqual(Object.keys(services).sort());
+      expect(loaded.services.worker).toEqual(expect.objectContaining({ containerName: '', hostPorts: null }));
+    },
+    600_000,
+  );
 
   it('contains no secrets', () => {
     for (const [path, value] of allStrings(compose)) {
