@@ -1,4 +1,5 @@
 // npm run bench [-- --json] [--sizes demo,1000,10000] [--page-size N] [--concurrency N] [--repeat N]
+//                 [--state file|postgres|file,postgres] [--workers 1|2|1,2]
 // Sweeps of the demo catalog and of generated catalogs on a throwaway dev server, with the worker in its own
 // process (compiled code), side by side with the same agents, gate and writes in a plain in-process loop.
 import { execFileSync, spawn } from 'node:child_process';
@@ -17,9 +18,16 @@ import { mechanicalReview } from '../judgment/mechanical-gate';
 import { applyChange } from '../catalog/file-repairs';
 import { sweepHistoryStats } from '../client/history-stats';
 import { ROOT, startDevServer, killTree, peakRssMb, cpuMs } from './support';
+import { startPostgres, type PgServer } from '../test/support/postgres';
+import { openPgStateStore } from '../activities/pg-state';
 
 interface SizeResult {
   entities: number;
+  /** Where the sweep's state was kept, and by how many worker processes. */
+  state: 'file' | 'postgres';
+  workers: number;
+  /** PostgreSQL store only: its rows and bytes (tables and indexes) per entity after the sweep. */
+  postgres?: { rows: number; bytes: number; rowsPerEntity: number; bytesPerEntity: number };
   argus: { entitiesPerSecond: number; wallMs: number; written: number; executions: number };
   inProcess: { entitiesPerSecond: number; wallMs: number; written: number };
   ratio: number;
@@ -73,116 +81,171 @@ async function main(): Promise<void> {
   const concurrency = process.argv.includes('--concurrency') && cArg ? Number(cArg) : 10;
   const rArg = process.argv[process.argv.indexOf('--repeat') + 1];
   const repeat = process.argv.includes('--repeat') && rArg ? Math.max(1, Number(rArg)) : 1;
+  const listArg = (flag: string, dflt: string) => {
+    const v = process.argv[process.argv.indexOf(flag) + 1];
+    return (process.argv.includes(flag) && v ? v : dflt).split(',');
+  };
+  const states = listArg('--state', 'file') as ('file' | 'postgres')[];
+  for (const st of states)
+    if (st !== 'file' && st !== 'postgres') throw new Error(`--state: file or postgres, not ${st}`);
+  const workerCounts = listArg('--workers', '1').map(Number);
+  // A single configuration keeps the plain size keys ("10000"); several get "10000/postgres/2w".
+  const keyed = states.length > 1 || workerCounts.length > 1 || states[0] !== 'file' || workerCounts[0] !== 1;
   const say = (s: string) => process.stderr.write(s + '\n');
   say('bench: building (npm run build)…');
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   const server = await startDevServer();
+  let pg: PgServer | undefined;
+  if (states.includes('postgres')) pg = await startPostgres();
+  let dbSeq = 0;
   const results: Record<string, SizeResult> = {};
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   try {
-    for (const size of sizes) {
-      const runs: SizeResult[] = [];
-      for (let run = 0; run < repeat; run++) {
-        // A task queue per worker process: no run's tasks can go to a poll the previous (stopped) worker left.
-        const taskQueue = `bench-${Date.now()}-${size}-${run}`;
-        const dir = mkdtempSync(path.join(os.tmpdir(), `argus-bench-${size}-`));
-        const file = path.join(dir, 'catalog.json');
-        const loopFile = path.join(dir, 'loop.json');
-        if (size === 'demo') copyFileSync(path.join(ROOT, 'catalog', 'demo', 'shop-warehouse.json'), file);
-        else
-          writeFileSync(
-            file,
-            JSON.stringify(generateCatalog({ entities: Number(size), seed: 42, name: `bench-${size}` })),
-          );
-        copyFileSync(file, loopFile);
-        const loop = inProcessLoop(loopFile);
+    for (const size of sizes)
+      for (const state of states)
+        for (const workers of workerCounts) {
+          const runs: SizeResult[] = [];
+          const key = keyed ? `${size}/${state}/${workers}w` : size;
+          for (let run = 0; run < repeat; run++) {
+            // A task queue per worker process: no run's tasks can go to a poll the previous (stopped) worker left.
+            const taskQueue = `bench-${Date.now()}-${size}-${run}`;
+            const dir = mkdtempSync(path.join(os.tmpdir(), `argus-bench-${size}-`));
+            const file = path.join(dir, 'catalog.json');
+            const loopFile = path.join(dir, 'loop.json');
+            if (size === 'demo') copyFileSync(path.join(ROOT, 'catalog', 'demo', 'shop-warehouse.json'), file);
+            else
+              writeFileSync(
+                file,
+                JSON.stringify(generateCatalog({ entities: Number(size), seed: 42, name: `bench-${size}` })),
+              );
+            copyFileSync(file, loopFile);
+            const loop = inProcessLoop(loopFile);
 
-        // A fresh worker process per size, so its peak RSS belongs to that sweep.
-        // ARGUS_BENCH_WORKER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the worker.
-        const nodeFlags = (process.env.ARGUS_BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-        const worker = spawn(process.execPath, [...nodeFlags, path.join(ROOT, 'dist', 'worker', 'main.js')], {
-          env: {
-            ...process.env,
-            TEMPORAL_ADDRESS: server.address,
-            ARGUS_TASK_QUEUE: taskQueue,
-            ARGUS_STATE_DIR: path.join(dir, 'state'),
-          },
-          stdio: ['ignore', 'pipe', 'inherit'],
-          detached: true,
-        });
-        await new Promise<void>((resolve, reject) => {
-          worker.stdout!.on('data', (d: Buffer) => d.toString().includes('polling') && resolve());
-          worker.once('exit', (c) => reject(new Error(`worker exited with ${c}`)));
-        });
-        say(`bench: sweeping ${size} (${loop.entities} entities)…`);
-        const id = `sweep/bench-${size}/${Date.now()}`;
-        const cpu0 = { worker: cpuMs(worker.pid!), server: cpuMs(server.pid) };
-        const t0 = performance.now();
-        const h = await client.workflow.start('sweepWorkflow', {
-          taskQueue,
-          workflowId: id,
-          args: [{ catalog: { kind: 'file', path: file }, pageSize, concurrency }],
-        });
-        const report = (await h.result()) as SweepReport;
-        const wallMs = performance.now() - t0;
-        const workerCpu = cpuMs(worker.pid!) - cpu0.worker;
-        const serverCpu = cpuMs(server.pid) - cpu0.server;
-        const rss = peakRssMb(worker.pid!);
-        await killTree(worker);
-        const stats = await sweepHistoryStats(
-          client,
-          id,
-          h.firstExecutionRunId,
-          Math.ceil(report.entities.requested / effectivePageSize(pageSize, report.entities.requested)),
-        );
-        const eps = (n: number, ms: number) => Math.round((n / (ms / 1000)) * 10) / 10;
-        runs.push({
-          entities: report.entities.requested,
-          argus: {
-            entitiesPerSecond: eps(report.entities.requested, wallMs),
-            wallMs: Math.round(wallMs),
-            written: report.written,
-            executions: report.executions,
-          },
-          inProcess: {
-            entitiesPerSecond: eps(loop.entities, loop.wallMs),
-            wallMs: Math.round(loop.wallMs),
-            written: loop.written,
-          },
-          ratio: Math.round((eps(loop.entities, loop.wallMs) / eps(report.entities.requested, wallMs)) * 100) / 100,
-          maxHistoryEvents: stats.maxHistoryEvents,
-          workerPeakRssMb: rss,
-          workerCpuMs: Math.round(workerCpu),
-          serverCpuMs: Math.round(serverCpu),
-        });
-        // A 10,000-entity run leaves ~200 MB (catalog copies, ledger, audit log, report).
-        if (!process.env.ARGUS_BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
-      }
-      // The run with the median throughput stands for the size; every run's figure is listed beside it.
-      const sorted = [...runs].sort((x, y) => x.argus.entitiesPerSecond - y.argus.entitiesPerSecond);
-      results[size] = {
-        ...sorted[Math.floor((sorted.length - 1) / 2)]!,
-        ...(repeat > 1 ? { runs: runs.map((r) => r.argus.entitiesPerSecond) } : {}),
-      };
-      say(
-        `bench: ${size}: ${results[size]!.argus.entitiesPerSecond} entities/s (loop ${results[size]!.inProcess.entitiesPerSecond}), max history ${results[size]!.maxHistoryEvents}, worker peak RSS ${results[size]!.workerPeakRssMb} MiB`,
-      );
-    }
+            // Fresh worker processes per run, so their peak RSS belongs to that sweep. With the file store several
+            // workers share one state folder (one host); with PostgreSQL each run gets a database of its own.
+            // ARGUS_BENCH_WORKER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the worker.
+            const stateUrl = state === 'postgres' ? await pg!.createDatabase(`argus_bench_${++dbSeq}`) : undefined;
+            const nodeFlags = (process.env.ARGUS_BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+            const fleet: ReturnType<typeof spawn>[] = [];
+            for (let i = 0; i < workers; i++) {
+              const worker = spawn(process.execPath, [...nodeFlags, path.join(ROOT, 'dist', 'worker', 'main.js')], {
+                env: {
+                  ...process.env,
+                  TEMPORAL_ADDRESS: server.address,
+                  ARGUS_TASK_QUEUE: taskQueue,
+                  ARGUS_STATE_DIR: path.join(dir, 'state'),
+                  ARGUS_STATE_URL: stateUrl ?? '',
+                },
+                stdio: ['ignore', 'pipe', 'inherit'],
+                detached: true,
+              });
+              await new Promise<void>((resolve, reject) => {
+                worker.stdout!.on('data', (d: Buffer) => d.toString().includes('polling') && resolve());
+                worker.once('exit', (c) => reject(new Error(`worker exited with ${c}`)));
+              });
+              fleet.push(worker);
+            }
+            say(`bench: sweeping ${size} (${loop.entities} entities), ${state} store, ${workers} worker(s)…`);
+            const id = `sweep/bench-${size}/${Date.now()}`;
+            const workersCpu = () => fleet.reduce((n, w) => n + cpuMs(w.pid!), 0);
+            const cpu0 = { worker: workersCpu(), server: cpuMs(server.pid) };
+            const t0 = performance.now();
+            const h = await client.workflow.start('sweepWorkflow', {
+              taskQueue,
+              workflowId: id,
+              args: [{ catalog: { kind: 'file', path: file }, pageSize, concurrency }],
+            });
+            const report = (await h.result()) as SweepReport;
+            const wallMs = performance.now() - t0;
+            const workerCpu = workersCpu() - cpu0.worker;
+            const serverCpu = cpuMs(server.pid) - cpu0.server;
+            const rss = Math.max(...fleet.map((w) => peakRssMb(w.pid!)));
+            for (const w of fleet) await killTree(w);
+            let pgSize: SizeResult['postgres'];
+            if (stateUrl) {
+              const store = await openPgStateStore(stateUrl);
+              try {
+                // reltuples is an estimate until the tables are analysed: analyse first, then read.
+                await store.pool.query(`analyze`);
+                const { rows, bytes } = await store.size();
+                const n = report.entities.requested;
+                pgSize = {
+                  rows,
+                  bytes,
+                  rowsPerEntity: Math.round((rows / n) * 100) / 100,
+                  bytesPerEntity: Math.round(bytes / n),
+                };
+              } finally {
+                await store.close();
+              }
+            }
+            const stats = await sweepHistoryStats(
+              client,
+              id,
+              h.firstExecutionRunId,
+              Math.ceil(report.entities.requested / effectivePageSize(pageSize, report.entities.requested)),
+            );
+            const eps = (n: number, ms: number) => Math.round((n / (ms / 1000)) * 10) / 10;
+            runs.push({
+              entities: report.entities.requested,
+              state,
+              workers,
+              ...(pgSize ? { postgres: pgSize } : {}),
+              argus: {
+                entitiesPerSecond: eps(report.entities.requested, wallMs),
+                wallMs: Math.round(wallMs),
+                written: report.written,
+                executions: report.executions,
+              },
+              inProcess: {
+                entitiesPerSecond: eps(loop.entities, loop.wallMs),
+                wallMs: Math.round(loop.wallMs),
+                written: loop.written,
+              },
+              ratio: Math.round((eps(loop.entities, loop.wallMs) / eps(report.entities.requested, wallMs)) * 100) / 100,
+              maxHistoryEvents: stats.maxHistoryEvents,
+              workerPeakRssMb: rss,
+              workerCpuMs: Math.round(workerCpu),
+              serverCpuMs: Math.round(serverCpu),
+            });
+            // A 10,000-entity run leaves ~200 MB (catalog copies, ledger, audit log, report).
+            if (!process.env.ARGUS_BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
+          }
+          // The run with the median throughput stands for the size; every run's figure is listed beside it.
+          const sorted = [...runs].sort((x, y) => x.argus.entitiesPerSecond - y.argus.entitiesPerSecond);
+          results[key] = {
+            ...sorted[Math.floor((sorted.length - 1) / 2)]!,
+            ...(repeat > 1 ? { runs: runs.map((r) => r.argus.entitiesPerSecond) } : {}),
+          };
+          say(
+            `bench: ${key}: ${results[key]!.argus.entitiesPerSecond} entities/s (loop ${results[key]!.inProcess.entitiesPerSecond}), max history ${results[key]!.maxHistoryEvents}, worker peak RSS ${results[key]!.workerPeakRssMb} MiB` +
+              (results[key]!.postgres
+                ? `, PostgreSQL ${results[key]!.postgres!.rowsPerEntity} rows and ${results[key]!.postgres!.bytesPerEntity} bytes per entity`
+                : ''),
+          );
+        }
   } finally {
     await connection.close();
     await server.stop();
+    await pg?.stop();
   }
   const out = {
     machine: { cpus: os.cpus().length, node: process.version, server: 'temporal server start-dev (in-memory SQLite)' },
-    settings: { pageSize: pageSize ?? 'auto (a tenth of the catalog, 100..1000)', concurrency, repeat },
+    settings: {
+      pageSize: pageSize ?? 'auto (a tenth of the catalog, 100..1000)',
+      concurrency,
+      repeat,
+      state: states,
+      workers: workerCounts,
+    },
     sizes: results,
   };
   if (json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
   else {
     for (const [k, r] of Object.entries(results)) {
       process.stdout.write(
-        `${k.padEnd(6)} ${String(r.entities).padStart(6)} entities  ARGUS ${String(r.argus.entitiesPerSecond).padStart(8)}/s  loop ${String(r.inProcess.entitiesPerSecond).padStart(9)}/s  ratio ${r.ratio}x  max history ${r.maxHistoryEvents}  worker RSS ${r.workerPeakRssMb} MiB  CPU worker ${r.workerCpuMs} ms, server ${r.serverCpuMs} ms${r.runs ? `  (median of runs: ${r.runs.join(', ')})` : ''}\n`,
+        `${k.padEnd(keyed ? 20 : 6)} ${String(r.entities).padStart(6)} entities  ARGUS ${String(r.argus.entitiesPerSecond).padStart(8)}/s  loop ${String(r.inProcess.entitiesPerSecond).padStart(9)}/s  ratio ${r.ratio}x  max history ${r.maxHistoryEvents}  worker RSS ${r.workerPeakRssMb} MiB  CPU worker ${r.workerCpuMs} ms, server ${r.serverCpuMs} ms${r.postgres ? `  PostgreSQL ${r.postgres.rowsPerEntity} rows, ${r.postgres.bytesPerEntity} B per entity` : ''}${r.runs ? `  (median of runs: ${r.runs.join(', ')})` : ''}\n`,
       );
     }
   }
