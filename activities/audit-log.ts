@@ -139,6 +139,13 @@ export class AuditLog implements AuditTrail {
     return (await this.index()).pagesLogged.has(pageKey(ledgerKey, page, round));
   }
 
+  async lastReviewed(): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (const e of await this.readAll())
+      if (e.type === 'decision' && (out.get(e.entityId) ?? '') < e.time) out.set(e.entityId, e.time);
+    return out;
+  }
+
   private index(): Promise<Index> {
     // One reader at a time per file: the index's offset must advance once per byte read.
     const prev = reading.get(this.file) ?? Promise.resolve();

@@ -46,7 +46,10 @@ export const stageRank = (s: OutcomeStage): number => OUTCOME_STAGES.indexOf(s);
 export interface ModelCallRecord {
   agent: string;
   endpoint: string;
+  /** The entity, or the batch (`batch-<n>`) of a call on several entities. */
   entityId: string;
+  /** Entities a batched call covered (absent: one). */
+  entities?: number;
   promptTokens: number;
   completionTokens: number;
   estimated: boolean;

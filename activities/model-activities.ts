@@ -1,6 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { AgentName, Proposal } from '../domain/proposal';
+import type { AgentName, Outcome, Proposal, ProposalChange } from '../domain/proposal';
 import type { EndpointConfig } from '../domain/sweep';
 import { FailureType } from '../domain/ids';
 import { proposalId } from '../domain/digest';
@@ -8,12 +8,18 @@ import { BudgetExhaustedError, ProviderError } from '../llm/errors';
 import { Pacer } from '../llm/pacer';
 import type { SweepLedger, ModelCallRecord } from './ledger';
 import { storeOf, type ActivityDeps } from './sweep-context';
-import type { FleetGate } from './state-store';
-import type { CallOptions, TokenCount } from '../llm/client';
+import { usageDay, type FleetGate } from './state-store';
+import { paceKey, type CallOptions, type TokenCount } from '../llm/client';
 import { catalogContext } from './catalog-access';
 import { toApplicationFailure } from './failures';
-import { proposeWithModel } from './model/model-agents';
-import { reviewWithModel } from './model/model-review';
+import {
+  batchEntities,
+  estimateEntityTokens,
+  needsModelCall,
+  proposeBatchWithModel,
+  proposeWithModel,
+} from './model/model-agents';
+import { reviewBatchWithModel, reviewWithModel } from './model/model-review';
 import { loadNeighbours } from './neighbours';
 
 /**
@@ -132,7 +138,8 @@ async function withProviderErrors<T>(
 
 /** Activities that call a model: one call per activity, so Temporal's retry policy is the only retry loop. */
 export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.ProcessEnv }) {
-  const fleet = storeOf(deps).fleet;
+  const store = storeOf(deps);
+  const fleet = store.fleet;
   const pacer = new Pacer(fleet);
   const env = deps.env ?? process.env;
 
@@ -166,10 +173,186 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
     pacer,
     signal,
     onWait: () => Context.current().heartbeat(),
-    onUsage,
+    onUsage: (t) => {
+      onUsage(t);
+      // Across sweeps, per provider key and day: what the next plan subtracts from a declared budget.
+      void store.usage
+        .add(paceKey(endpoint), usageDay(), t.promptTokens + t.completionTokens, 1)
+        .catch((e: unknown) => log.warn('could not record model usage', { error: String(e) }));
+    },
   });
 
+  /** Proposals of one entity as the ledger keeps them: one record per agent and entity, whoever made them. */
+  const proposalsOf = (
+    meta: { catalogName: string },
+    agent: AgentName,
+    entityId: string,
+    endpoint: EndpointConfig,
+    changes: ProposalChange[],
+  ): Proposal[] =>
+    changes.map((change) => ({
+      id: proposalId(meta.catalogName, entityId, change),
+      entityId,
+      agent,
+      change,
+      evidence: [`model ${endpoint.id} (${endpoint.model}) on the schema and recorded lineage of ${entityId}`],
+    }));
+
   return {
+    /**
+     * Split a page's model work into batches: entities a model call would help (an agent's), or the entities
+     * whose proposals passed the gate (the review), grouped in order so each call stays within the sweep's
+     * `modelBatch` limits and its answer within the endpoints' smallest `maxOutputTokens`. Returns entity ids
+     * per batch (a page's ids: bounded by the page size); entities that need no call are only counted.
+     */
+    async planModelBatches(input: {
+      ledgerKey: string;
+      pageIndex: number;
+      agent: AgentName | 'review';
+      /** Review: the gate-passed proposal ids per entity. */
+      passed?: Record<string, string[]>;
+      maxEntities: number;
+      promptTokens: number;
+      outputTokens: number;
+    }): Promise<{ batches: string[][]; skipped: number }> {
+      const ledger = storeOf(deps).ledger(input.ledgerKey);
+      const meta = await ledger.meta();
+      const catalog = await deps.catalogs(meta.catalogRef);
+      const ctx = await catalogContext(catalog);
+      const ids =
+        input.agent === 'review' ? Object.keys(input.passed ?? {}).sort() : await ledger.pageIds(input.pageIndex);
+      const { entities } = await catalog.getEntities(ids);
+      const describing = input.agent === 'description-drafter' || input.agent === 'review';
+      const neighbours = describing ? await loadNeighbours(catalog, entities, ctx) : undefined;
+      const byProposal = new Map(
+        (input.agent === 'review' ? await ledger.proposals(input.pageIndex) : []).map((p) => [p.id, p]),
+      );
+      const wanted = entities.filter((e) =>
+        input.agent === 'review' ? (input.passed?.[e.id]?.length ?? 0) > 0 : needsModelCall(input.agent, e),
+      );
+      const batches = batchEntities(
+        wanted,
+        (e) =>
+          estimateEntityTokens(
+            input.agent,
+            e,
+            ctx,
+            neighbours,
+            (input.passed?.[e.id] ?? []).flatMap((id) => (byProposal.has(id) ? [byProposal.get(id)!] : [])),
+          ),
+        { maxEntities: input.maxEntities, promptTokens: input.promptTokens, outputTokens: input.outputTokens },
+      );
+      return { batches: batches.map((b) => b.map((e) => e.id)), skipped: ids.length - wanted.length };
+    },
+
+    /**
+     * One model-backed agent on a batch of entities, ONE call. Proposals of the entities answered go to the
+     * ledger; the entities the answer lacks (or answered invalidly) come back in `missing`, for the workflow
+     * to retry alone. Raises the provider failures as modelAgentOnEntity does.
+     */
+    async modelAgentOnBatch(input: {
+      sweepId: string;
+      ledgerKey: string;
+      pageIndex: number;
+      batch: number;
+      entityIds: string[];
+      agent: AgentName;
+      endpoint: EndpointConfig;
+      retired: string[];
+    }): Promise<{ proposals: number; missing: string[] }> {
+      refuseIfExhausted(input.sweepId, input.endpoint, input.retired);
+      const ledger = storeOf(deps).ledger(input.ledgerKey);
+      const meta = await ledger.meta();
+      const catalog = await deps.catalogs(meta.catalogRef);
+      const ctx = await catalogContext(catalog);
+      const { entities } = await catalog.getEntities(input.entityIds);
+      const neighbours =
+        input.agent === 'description-drafter' ? await loadNeighbours(catalog, entities, ctx) : undefined;
+      const usage = callLog(
+        ledger,
+        input.pageIndex,
+        input.agent,
+        input.endpoint.id,
+        `batch-${input.batch}`,
+        entities.length,
+      );
+      const r = await usage.around(() =>
+        withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, (signal) =>
+          proposeBatchWithModel(
+            input.agent,
+            entities.map((entity) => ({ entity, ...(neighbours ? { neighbours } : {}) })),
+            ctx,
+            callOptions(input.endpoint, signal, usage.record),
+          ),
+        ),
+      );
+      let count = 0;
+      for (const [entityId, changes] of r.byEntity) {
+        const proposals = proposalsOf(meta, input.agent, entityId, input.endpoint, changes);
+        count += proposals.length;
+        await ledger.writeProposals(input.pageIndex, `${input.agent}--${entityId}`, proposals);
+      }
+      // An entity the catalog could not give back is missing too: alone, it fails with its own error.
+      const read = new Set(entities.map((e) => e.id));
+      return { proposals: count, missing: [...r.missing, ...input.entityIds.filter((id) => !read.has(id))] };
+    },
+
+    /** The Arbiter's model review of a batch of entities' gate-approved proposals: ONE call, one verdict each. */
+    async reviewBatchWithModel(input: {
+      sweepId: string;
+      ledgerKey: string;
+      pageIndex: number;
+      batch: number;
+      /** Gate-passed proposal ids per entity of the batch. */
+      passed: Record<string, string[]>;
+      endpoint: EndpointConfig;
+      retired: string[];
+    }): Promise<{ approved: number; rejected: number; missing: string[] }> {
+      refuseIfExhausted(input.sweepId, input.endpoint, input.retired);
+      const ledger = storeOf(deps).ledger(input.ledgerKey);
+      const meta = await ledger.meta();
+      const catalog = await deps.catalogs(meta.catalogRef);
+      const ctx = await catalogContext(catalog);
+      const ids = Object.keys(input.passed);
+      const { entities } = await catalog.getEntities(ids);
+      const neighbours = await loadNeighbours(catalog, entities, ctx);
+      const wanted = new Set(Object.values(input.passed).flat());
+      const proposals = (await ledger.proposals(input.pageIndex)).filter((p) => wanted.has(p.id));
+      const usage = callLog(
+        ledger,
+        input.pageIndex,
+        'review',
+        input.endpoint.id,
+        `batch-${input.batch}`,
+        entities.length,
+      );
+      const r = await usage.around(() =>
+        withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, (signal) =>
+          reviewBatchWithModel({
+            items: entities.map((entity) => ({ entity, neighbours })),
+            ctx,
+            proposals: proposals.map((p) => ({ id: p.id, entityId: p.entityId, change: p.change })),
+            ...callOptions(input.endpoint, signal, usage.record),
+          }),
+        ),
+      );
+      const byEntity = new Map<string, Outcome[]>();
+      const entityOf = new Map(proposals.map((p) => [p.id, p.entityId]));
+      for (const o of r.outcomes) {
+        const e = entityOf.get(o.proposalId)!;
+        byEntity.set(e, [...(byEntity.get(e) ?? []), o]);
+      }
+      // One record per entity, as the single-entity review keeps it: a later retry of an entity alone replaces it.
+      for (const [entityId, outcomes] of byEntity)
+        await ledger.putOutcomes(input.pageIndex, 'model', `model-${entityId}`, outcomes);
+      const read = new Set(entities.map((e) => e.id));
+      return {
+        approved: r.outcomes.filter((o) => o.decision === 'approved').length,
+        rejected: r.outcomes.filter((o) => o.decision === 'rejected').length,
+        missing: [...r.missing, ...ids.filter((id) => !read.has(id))],
+      };
+    },
+
     /**
      * One model-backed agent on one entity. Raises BudgetExhausted (non-retryable, with the provider's
      * evidence), ProviderBurst (retryable, nextRetryDelay from the answer), and the other provider failures.
@@ -192,15 +375,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
           proposeWithModel(input.agent, entity, ctx, callOptions(input.endpoint, signal, usage.record), neighbours),
         ),
       );
-      const proposals: Proposal[] = changes.map((change) => ({
-        id: proposalId(meta.catalogName, entity.id, change),
-        entityId: entity.id,
-        agent: input.agent,
-        change,
-        evidence: [
-          `model ${input.endpoint.id} (${input.endpoint.model}) on the schema and recorded lineage of ${entity.id}`,
-        ],
-      }));
+      const proposals = proposalsOf(meta, input.agent, entity.id, input.endpoint, changes);
       await ledger.writeProposals(input.pageIndex, `${input.agent}--${input.entityId}`, proposals);
       return { proposals: proposals.length };
     },
@@ -242,11 +417,21 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
 
 export type ModelActivities = ReturnType<typeof createModelActivities>;
 
-/** The calls of one activity attempt, stored in the ledger when the attempt ends, however it ends. */
-function callLog(ledger: SweepLedger, pageIndex: number, agent: string, endpoint: string, entityId: string) {
+/**
+ * The calls of one activity attempt, stored in the ledger when the attempt ends, however it ends. `entityId`
+ * names the entity, or the batch (`batch-<n>`, with `entities` entities in the call).
+ */
+function callLog(
+  ledger: SweepLedger,
+  pageIndex: number,
+  agent: string,
+  endpoint: string,
+  entityId: string,
+  entities = 1,
+) {
   const calls: ModelCallRecord[] = [];
   return {
-    record: (t: TokenCount) => calls.push({ agent, endpoint, entityId, ...t }),
+    record: (t: TokenCount) => calls.push({ agent, endpoint, entityId, ...(entities > 1 ? { entities } : {}), ...t }),
     async around<T>(fn: () => Promise<T>): Promise<T> {
       try {
         return await fn();

@@ -24,7 +24,7 @@ import {
   type WriteRecord,
 } from './ledger';
 import { safeName } from './paths';
-import type { AuditTrail, FleetGate, PaceBudget, StateStore } from './state-store';
+import type { AuditTrail, FleetGate, PaceBudget, StateStore, UsageBook } from './state-store';
 
 /**
  * The PostgreSQL state store: every worker of a fleet reads and writes one sweep state, whichever machine it
@@ -59,6 +59,11 @@ const MIGRATIONS: ((s: string) => string)[] = [
       sweep_id text not null, endpoint_id text not null, details jsonb not null, at timestamptz not null default now(),
       primary key (sweep_id, endpoint_id));
     create table ${s}.pace (pace_key text primary key, budget jsonb not null, observed_at timestamptz not null default now());`,
+  // v3: what ARGUS spent per provider key and day, across sweeps (what a plan subtracts from a declared budget).
+  (s) => `
+    create table ${s}.usage (
+      pace_key text not null, day date not null, tokens bigint not null default 0, requests bigint not null default 0,
+      primary key (pace_key, day));`,
 ];
 
 /** The schema version this code writes; a store migrated further by a newer ARGUS is refused. */
@@ -198,6 +203,24 @@ export class PgStateStore implements StateStore {
          on conflict (pace_key) do update set budget = excluded.budget, observed_at = now()`,
         [key, JSON.stringify(budget)],
       );
+    },
+  };
+
+  readonly usage: UsageBook = {
+    add: async (key, day, tokens, requests) => {
+      await this.pool.query(
+        `insert into ${this.schema}.usage (pace_key, day, tokens, requests) values ($1, $2, $3, $4)
+         on conflict (pace_key, day) do update
+           set tokens = ${this.schema}.usage.tokens + excluded.tokens, requests = ${this.schema}.usage.requests + excluded.requests`,
+        [key, day, tokens, requests],
+      );
+    },
+    get: async (key, day) => {
+      const { rows } = await this.pool.query<{ tokens: string; requests: string }>(
+        `select tokens, requests from ${this.schema}.usage where pace_key = $1 and day = $2`,
+        [key, day],
+      );
+      return { tokens: Number(rows[0]?.tokens ?? 0), requests: Number(rows[0]?.requests ?? 0) };
     },
   };
 
@@ -513,6 +536,15 @@ class PgAuditTrail implements AuditTrail {
     return new Map(
       rows.map((r) => [r.proposal_id, { sweepId: r.sweep_id, ...(r.ledger_key ? { ledgerKey: r.ledger_key } : {}) }]),
     );
+  }
+
+  async lastReviewed(): Promise<Map<string, string>> {
+    const { rows } = await this.store.pool.query<{ entity: string; at: string }>(
+      `select line::jsonb ->> 'entityId' as entity, max(line::jsonb ->> 'time') as at
+         from ${this.s}.audit where audit_key = $1 and kind = 'decision' group by 1`,
+      [this.key],
+    );
+    return new Map(rows.map((r) => [r.entity, r.at]));
   }
 
   async pageLogged(ledgerKey: string, page: number, round = 0): Promise<boolean> {

@@ -4,7 +4,7 @@ import type { CatalogIdentity } from '../catalog/adapter';
 import { AuditLog, type AppliedBy, type AuditEntry } from './audit-log';
 import { auditFileFor } from './catalog-access';
 import { FileLedger, type StoreKind, type SweepLedger, type SweepMeta } from './ledger';
-import { readJson } from './paths';
+import { readJson, safeName, writeFileAtomic } from './paths';
 
 /** The audit trail of one catalog: append-only lines, the applied-proposal index, which pages are fully logged. */
 export interface AuditTrail {
@@ -18,6 +18,8 @@ export interface AuditTrail {
   applied(ids?: readonly string[]): Promise<Map<string, AppliedBy>>;
   /** Whether a page's write step (round `round`) logged all its lines (its `page` line is in the trail). */
   pageLogged(ledgerKey: string, page: number, round?: number): Promise<boolean>;
+  /** When each entity was last reviewed (its latest decision line's time, ISO), for oldest-unreviewed-first. */
+  lastReviewed(): Promise<Map<string, string>>;
 }
 
 /**
@@ -40,6 +42,8 @@ export interface StateStore {
    * server if this worker dies). The file store serialises within this process only.
    */
   exclusive<T>(key: string, fn: () => Promise<T>): Promise<T>;
+  /** Tokens and requests ARGUS spent per provider key and day (UTC), across sweeps: what a plan subtracts. */
+  readonly usage: UsageBook;
   /** Model-call limits shared by every worker of the store (PostgreSQL); absent: each worker keeps its own. */
   readonly fleet?: FleetGate;
   close(): Promise<void>;
@@ -58,6 +62,38 @@ export interface FleetGate {
   /** The latest rate-limit budget any worker saw for a provider key, and storing a newer one. */
   pace(key: string): Promise<PaceBudget | undefined>;
   putPace(key: string, budget: PaceBudget): Promise<void>;
+}
+
+export interface UsageBook {
+  add(key: string, day: string, tokens: number, requests: number): Promise<void>;
+  get(key: string, day: string): Promise<{ tokens: number; requests: number }>;
+}
+
+/** Today's date (UTC), the day a usage entry belongs to. */
+export const usageDay = (t = Date.now()): string => new Date(t).toISOString().slice(0, 10);
+
+/** Usage in the state folder: one small file per provider key, holding the current day only. */
+function fileUsage(stateDir: string): UsageBook {
+  const file = (key: string) => path.join(stateDir, 'usage', `${safeName(key)}.json`);
+  type Entry = { key: string; day: string; tokens: number; requests: number };
+  const read = async (key: string, day: string): Promise<Entry> => {
+    const e = await readJson<Entry>(file(key));
+    return e && e.day === day ? e : { key, day, tokens: 0, requests: 0 };
+  };
+  return {
+    add: (key, day, tokens, requests) =>
+      localExclusive(`usage:${file(key)}`, async () => {
+        const e = await read(key, day);
+        await writeFileAtomic(
+          file(key),
+          JSON.stringify({ ...e, tokens: e.tokens + tokens, requests: e.requests + requests }),
+        );
+      }),
+    get: async (key, day) => {
+      const e = await read(key, day);
+      return { tokens: e.tokens, requests: e.requests };
+    },
+  };
 }
 
 /** What a provider's x-ratelimit headers said remains, with absolute reset times (ms since the epoch). */
@@ -91,6 +127,7 @@ export function fileStateStore(stateDir: string): StateStore {
     audit: (key) => new AuditLog(key),
     findSweepMetas: (sweepId) => findFileSweepMetas(stateDir, sweepId),
     exclusive: localExclusive,
+    usage: fileUsage(stateDir),
     close: () => Promise.resolve(),
   };
 }

@@ -413,9 +413,11 @@ async function fakeProvider(o: {
   port: string;
   host: string;
   reviewer: FakeReviewer;
+  latencyMs: string;
   quiet?: boolean;
 }) {
   if (!/^\d+$/.test(o.port)) throw new InputError(`--port must be a number, got "${o.port}"`);
+  if (!/^\d+$/.test(o.latencyMs)) throw new InputError(`--latency-ms must be a number, got "${o.latencyMs}"`);
   let provider;
   try {
     provider = await startFakeProvider({
@@ -423,10 +425,11 @@ async function fakeProvider(o: {
       host: o.host,
       scenario: o.scenario,
       reviewer: o.reviewer,
+      latencyMs: Number(o.latencyMs),
       log: o.quiet ? undefined : (line) => err(line),
     });
   } catch (e) {
-    if (/unknown scenario|unknown reviewer|invalid port|loopback/.test((e as Error).message))
+    if (/unknown scenario|unknown reviewer|invalid port|invalid latencyMs|loopback/.test((e as Error).message))
       throw new InputError((e as Error).message);
     throw e;
   }
@@ -705,11 +708,10 @@ export function buildProgram(): Command {
     .addOption(
       new Option('--reviewer <kind>', 'how it answers review tasks').choices(FAKE_REVIEWERS).default('correct'),
     )
+    .option('--latency-ms <ms>', "delay every answer by this many ms (a provider's latency, for benchmarks)", '0')
     .option('--quiet', 'do not log requests on stderr')
     .addHelpText('after', `\nScenarios:\n${FAKE_SCENARIO_HELP.map((l) => `  ${l}`).join('\n')}`)
-    .action(async (o: { scenario: string; port: string; host: string; reviewer: FakeReviewer; quiet?: boolean }) =>
-      fakeProvider(o),
-    );
+    .action(async (o: Parameters<typeof fakeProvider>[0]) => fakeProvider(o));
 
   registerEvalCommand(program);
   return program;

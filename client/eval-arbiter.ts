@@ -3,12 +3,12 @@ import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
 import { CatalogEntity, EntityKind, PiiCategory } from '../domain/catalog';
 import { proposalId } from '../domain/digest';
-import { LineageFinding, type AgentName, type Proposal, type ProposalChange } from '../domain/proposal';
+import { LineageFinding, type AgentName, type Outcome, type Proposal, type ProposalChange } from '../domain/proposal';
 import { EndpointConfig } from '../domain/sweep';
 import { createCatalogContext, type CatalogContext } from '../judgment/catalog-context';
 import { tablesReadBySql } from '../judgment/sql-tables';
 import { mechanicalReview } from '../judgment/mechanical-gate';
-import { reviewWithModel } from '../activities/model/model-review';
+import { reviewBatchWithModel, reviewWithModel } from '../activities/model/model-review';
 import type { EndpointSpec } from '../llm/client';
 import { ProviderError } from '../llm/errors';
 import { Pacer } from '../llm/pacer';
@@ -17,14 +17,16 @@ import { runScript } from './run-script';
 
 /**
  * `argus eval arbiter`: runs the Arbiter's own review code (mechanical gate, then in model mode one model
- * call per case) over a file of labelled proposals and counts false approvals, false rejections and
- * errors separately. Never one accuracy figure: the two error directions have opposite causes.
+ * call per case, or per batch of cases) over a file of labelled proposals and counts false approvals, false
+ * rejections and errors separately. Never one accuracy figure: the two error directions have opposite causes.
  */
 
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 export const DEFAULT_MAX_FALSE_REJECTION_RATE = 0.1;
 /** Attempts per model call: Temporal retries the Arbiter's transient failures, so the eval does too. */
 export const DEFAULT_ATTEMPTS = 3;
+/** Cases per model call at most (`--batch`): the CLI's bound, a few prompts' worth of evidence. */
+export const MAX_BATCH = 100;
 
 // ---------------------------------------------------------------------------------------------
 // The case file
@@ -254,6 +256,11 @@ export interface EvalOptions {
   maxFalseRejectionRate?: number;
   /** Attempts per model call on transient failures (burst, server, timeout, network, malformed output). Default 3. */
   attempts?: number;
+  /**
+   * Model mode: cases reviewed per call (reviewBatchWithModel), default 1 (reviewWithModel, one case a call).
+   * A case the batched answer leaves without a valid verdict is retried alone.
+   */
+  batch?: number;
   signal?: AbortSignal;
   /** Called after each case, e.g. for progress on stderr. */
   onCase?: (r: CaseResult, index: number, total: number) => void;
@@ -286,8 +293,10 @@ const defaultSleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
 
 /**
  * Review every case with the Arbiter's code: mechanicalReview first (final in mechanical mode, and final
- * when it rejects), then in model mode reviewWithModel with one proposal per call. A call that fails after
- * its attempts, or gives no verdict, is decision `error`: never an approval. Cases run one at a time.
+ * when it rejects), then in model mode reviewWithModel with one proposal per call, or with `batch` > 1
+ * reviewBatchWithModel on up to that many cases a call (distinct entities, in file order) and each case it
+ * leaves without a verdict alone. A call that fails after its attempts, or gives no verdict, is decision
+ * `error`: never an approval. Calls run one at a time.
  */
 export async function evaluateArbiter(
   cases: readonly ArbiterCase[] | ArbiterCaseFile,
@@ -298,38 +307,42 @@ export async function evaluateArbiter(
   if (!(threshold >= 0 && threshold <= 1)) throw new EvalUsageError('maxFalseRejectionRate must be between 0 and 1');
   const attempts = opts.attempts ?? DEFAULT_ATTEMPTS;
   if (!Number.isInteger(attempts) || attempts < 1) throw new EvalUsageError('attempts must be a whole number >= 1');
+  const batch = opts.batch ?? 1;
+  if (!Number.isInteger(batch) || batch < 1) throw new EvalUsageError('batch must be a whole number >= 1');
   const endpoint = opts.endpoint;
   if (opts.mode === 'model' && !endpoint) throw new EvalUsageError('model mode needs an endpoint');
   const sleep = opts.sleep ?? defaultSleep;
   const pacer = new Pacer();
-  let stopped: string | null = null;
+  const run: ModelRun = { endpoint: endpoint!, opts, attempts, pacer, sleep, stopped: null };
 
-  const results: CaseResult[] = [];
-  for (const c of list) {
+  const prepared: PreparedCase[] = list.map((c) => {
     const entity = caseEntity(c);
     const ctx = caseContext(c, entity);
     const proposal = caseProposal(c, entity);
     const gate = mechanicalReview(proposal, entity, ctx);
+    return { c, entity, ctx, proposal, gate, toModel: opts.mode === 'model' && gate.decision !== 'rejected' };
+  });
+  const byModel = new Map<number, ModelDecision>();
+
+  const results: CaseResult[] = [];
+  for (const [index, p] of prepared.entries()) {
+    const { c, gate } = p;
     let decision: CaseDecision;
     let reason: string;
     let reviewer = 'mechanical-gate';
     let rule: string | undefined = gate.rule;
-    if (gate.decision === 'rejected' || opts.mode === 'mechanical') {
+    if (!p.toModel) {
       decision = gate.decision === 'approved' ? 'approve' : 'reject';
       reason = gate.reason;
     } else {
-      const ep = endpoint!;
-      reviewer = `model:${ep.id}`;
+      reviewer = `model:${run.endpoint.id}`;
       rule = undefined;
-      if (stopped !== null) {
-        decision = 'error';
-        reason = `not reviewed: ${stopped} (no call made)`;
-      } else {
-        const r = await reviewOne(c, entity, ctx, proposal, ep, opts, attempts, pacer, sleep);
-        decision = r.decision;
-        reason = r.reason;
-        if (r.terminal) stopped = `endpoint ${ep.id} refused an earlier call (${r.terminal})`;
+      if (!byModel.has(index)) {
+        if (run.stopped !== null) byModel.set(index, notCalled(run));
+        else if (batch <= 1) byModel.set(index, await reviewOne(p, run));
+        else await reviewBatch(nextBatch(prepared, index, batch, byModel), prepared, run, byModel);
       }
+      ({ decision, reason } = byModel.get(index)!);
     }
     const result: CaseResult = {
       id: c.id,
@@ -376,42 +389,145 @@ export async function evaluateArbiter(
   };
 }
 
-async function reviewOne(
-  c: ArbiterCase,
-  entity: CatalogEntity,
-  ctx: CatalogContext,
-  proposal: Proposal,
-  endpoint: EndpointSpec,
-  opts: EvalOptions,
-  attempts: number,
-  pacer: Pacer,
-  sleep: (ms: number) => Promise<void>,
-): Promise<{ decision: CaseDecision; reason: string; terminal?: string }> {
+interface PreparedCase {
+  c: ArbiterCase;
+  entity: CatalogEntity;
+  ctx: CatalogContext;
+  proposal: Proposal;
+  gate: ReturnType<typeof mechanicalReview>;
+  /** Model mode and the gate let it through: the model decides. */
+  toModel: boolean;
+}
+
+type ModelDecision = { decision: CaseDecision; reason: string };
+
+/** What every model call of one evaluation shares; `stopped` says why no later call may be made. */
+interface ModelRun {
+  endpoint: EndpointSpec;
+  opts: EvalOptions;
+  attempts: number;
+  pacer: Pacer;
+  sleep: (ms: number) => Promise<void>;
+  stopped: string | null;
+}
+
+const notCalled = (run: ModelRun): ModelDecision => ({
+  decision: 'error',
+  reason: `not reviewed: ${run.stopped} (no call made)`,
+});
+
+/**
+ * Up to `size` undecided model cases from `from` on, in file order, whose entities differ: the entity id is the
+ * key of a batch, and two cases may describe different tables under one name.
+ */
+function nextBatch(
+  prepared: PreparedCase[],
+  from: number,
+  size: number,
+  decided: ReadonlyMap<number, ModelDecision>,
+): number[] {
+  const picked: number[] = [];
+  const ids = new Set<string>();
+  for (let i = from; i < prepared.length && picked.length < size; i++) {
+    const p = prepared[i]!;
+    if (!p.toModel || decided.has(i) || ids.has(p.entity.id)) continue;
+    picked.push(i);
+    ids.add(p.entity.id);
+  }
+  return picked;
+}
+
+/** Attempts of one call: its result, or the decision `error` (and whether the endpoint is gone for good). */
+async function withAttempts<T>(
+  run: ModelRun,
+  call: () => Promise<T>,
+): Promise<{ ok: T } | { failed: ModelDecision; terminal?: string }> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const outcomes = await reviewWithModel({
-        entity,
-        ctx,
-        proposals: [{ id: proposal.id, change: proposal.change }],
-        endpoint,
-        env: opts.env,
-        pacer,
-        signal: opts.signal,
-      });
-      const o = outcomes.find((x) => x.proposalId === proposal.id);
-      if (o?.decision === 'approved') return { decision: 'approve', reason: o.reason };
-      if (o?.decision === 'rejected') return { decision: 'reject', reason: o.reason };
-      return { decision: 'error', reason: `no verdict for case ${c.id}` };
+      return { ok: await call() };
     } catch (e) {
-      if (opts.signal?.aborted) throw e;
+      if (run.opts.signal?.aborted) throw e;
       const message = e instanceof Error ? e.message : String(e);
       if (e instanceof ProviderError && TERMINAL.has(e.kind))
-        return { decision: 'error', reason: message, terminal: e.kind };
-      if (!(e instanceof ProviderError) || !TRANSIENT.has(e.kind) || attempt >= attempts)
-        return { decision: 'error', reason: attempt > 1 ? `${message} (after ${attempt} attempts)` : message };
+        return { failed: { decision: 'error', reason: message }, terminal: e.kind };
+      if (!(e instanceof ProviderError) || !TRANSIENT.has(e.kind) || attempt >= run.attempts)
+        return {
+          failed: { decision: 'error', reason: attempt > 1 ? `${message} (after ${attempt} attempts)` : message },
+        };
       const wait = e.kind === 'burst' && e.retryAfterSeconds !== null ? e.retryAfterSeconds * 1000 : 1000 * attempt;
-      await sleep(Math.min(MAX_RETRY_WAIT_MS, Math.max(0, wait)));
+      await run.sleep(Math.min(MAX_RETRY_WAIT_MS, Math.max(0, wait)));
     }
+  }
+}
+
+function stopOn(run: ModelRun, terminal: string | undefined): void {
+  if (terminal) run.stopped = `endpoint ${run.endpoint.id} refused an earlier call (${terminal})`;
+}
+
+const asDecision = (o: Outcome | undefined, caseId: string): ModelDecision =>
+  o?.decision === 'approved'
+    ? { decision: 'approve', reason: o.reason }
+    : o?.decision === 'rejected'
+      ? { decision: 'reject', reason: o.reason }
+      : { decision: 'error', reason: `no verdict for case ${caseId}` };
+
+async function reviewOne(p: PreparedCase, run: ModelRun): Promise<ModelDecision> {
+  const r = await withAttempts(run, () =>
+    reviewWithModel({
+      entity: p.entity,
+      ctx: p.ctx,
+      proposals: [{ id: p.proposal.id, change: p.proposal.change }],
+      endpoint: run.endpoint,
+      env: run.opts.env,
+      pacer: run.pacer,
+      signal: run.opts.signal,
+    }),
+  );
+  if ('failed' in r) {
+    stopOn(run, r.terminal);
+    return r.failed;
+  }
+  return asDecision(
+    r.ok.find((x) => x.proposalId === p.proposal.id),
+    p.c.id,
+  );
+}
+
+/** One batched call for the cases at `indexes`, then each case it left without a verdict alone. */
+async function reviewBatch(
+  indexes: number[],
+  prepared: PreparedCase[],
+  run: ModelRun,
+  into: Map<number, ModelDecision>,
+): Promise<void> {
+  const cases = indexes.map((i) => [i, prepared[i]!] as const);
+  const r = await withAttempts(run, () =>
+    reviewBatchWithModel({
+      items: cases.map(([, p]) => ({ entity: p.entity, ctx: p.ctx })),
+      ctx: cases[0]![1].ctx,
+      proposals: cases.map(([, p]) => ({ id: p.proposal.id, entityId: p.entity.id, change: p.proposal.change })),
+      endpoint: run.endpoint,
+      env: run.opts.env,
+      pacer: run.pacer,
+      signal: run.opts.signal,
+    }),
+  );
+  if ('failed' in r) {
+    stopOn(run, r.terminal);
+    for (const [i] of cases) into.set(i, r.failed);
+    return;
+  }
+  const missing = new Set(r.ok.missing);
+  for (const [i, p] of cases) {
+    if (!missing.has(p.entity.id))
+      into.set(
+        i,
+        asDecision(
+          r.ok.outcomes.find((o) => o.proposalId === p.proposal.id),
+          p.c.id,
+        ),
+      );
+    else into.set(i, run.stopped !== null ? notCalled(run) : await reviewOne(p, run));
   }
 }
 
@@ -517,6 +633,7 @@ interface CliOptions {
   structuredOutput?: 'json_schema' | 'json_object';
   maxFalseRejectionRate: string;
   attempts: string;
+  batch: string;
   json?: boolean;
 }
 
@@ -588,6 +705,9 @@ async function runEval(o: CliOptions, io: EvalIo): Promise<number> {
     const attempts = Number(o.attempts);
     if (!Number.isInteger(attempts) || attempts < 1 || attempts > 10)
       throw new EvalUsageError(`--attempts must be a whole number from 1 to 10, not "${o.attempts}"`);
+    const batch = Number(o.batch);
+    if (!/^\d+$/.test(o.batch) || batch < 1 || batch > MAX_BATCH)
+      throw new EvalUsageError(`--batch must be a whole number from 1 to ${MAX_BATCH}, not "${o.batch}"`);
     const endpoint = endpointFromOptions(o);
     const mode: EvalMode = o.mode ?? (endpoint ? 'model' : 'mechanical');
     if (mode === 'model' && !endpoint)
@@ -601,6 +721,7 @@ async function runEval(o: CliOptions, io: EvalIo): Promise<number> {
       ...(mode === 'model' && endpoint ? { endpoint } : {}),
       maxFalseRejectionRate: threshold,
       attempts,
+      batch,
     });
     io.out(
       o.json ? `${JSON.stringify(evalJson(result), null, 2)}\n` : `${renderEvalText(result, { source: o.cases })}\n`,
@@ -656,6 +777,11 @@ export function registerEvalCommand(program: Command, io: EvalIo = processIo): v
       String(DEFAULT_MAX_FALSE_REJECTION_RATE),
     )
     .option('--attempts <n>', 'attempts per model call on transient failures', String(DEFAULT_ATTEMPTS))
+    .option(
+      '--batch <n>',
+      'model mode: cases reviewed per model call (a case left without a verdict is retried alone)',
+      '1',
+    )
     .option('--json', 'print one JSON object on stdout')
     .configureOutput({ writeOut: (t) => io.out(t), writeErr: (t) => io.err(t) })
     .exitOverride((e: CommanderError) => io.exit(e.exitCode === 0 ? EXIT.ok : EXIT.usage))

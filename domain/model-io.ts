@@ -38,6 +38,8 @@ export const EntityEvidence = z.object({
     )
     .optional(),
   sql: z.string().optional(),
+  /** Entity ids its SQL could name (lineage candidates): carried per entity in a batched lineage task. */
+  knownEntities: z.array(z.string()).optional(),
 });
 export type EntityEvidence = z.infer<typeof EntityEvidence>;
 
@@ -93,15 +95,59 @@ export const ProposalForReview = z.object({
 });
 export type ProposalForReview = z.infer<typeof ProposalForReview>;
 
-export type ModelTask =
+/** A task about one entity: the document as ARGUS has always sent it. */
+export type SingleModelTask =
   | { argusTask: 'describe'; entity: EntityEvidence }
   | { argusTask: 'classify_pii'; entity: EntityEvidence }
   | { argusTask: 'check_lineage'; entity: EntityEvidence; knownEntities: string[] }
   | { argusTask: 'review'; entity: EntityEvidence; proposals: ProposalForReview[] };
+
+/** A proposal in a batched review: which of the document's entities it is about. */
+export const BatchProposalForReview = ProposalForReview.extend({ entityId: z.string() });
+export type BatchProposalForReview = z.infer<typeof BatchProposalForReview>;
+
+/**
+ * A task about several entities in one call, answered per entity id (lineage candidates travel in each
+ * entity's `knownEntities`). The review of a batch answers with ReviewOutput, verdicts keyed by proposalId.
+ */
+export type BatchModelTask =
+  | { argusTask: 'describe' | 'classify_pii' | 'check_lineage'; entities: EntityEvidence[] }
+  | { argusTask: 'review'; entities: EntityEvidence[]; proposals: BatchProposalForReview[] };
+
+export type ModelTask = SingleModelTask | BatchModelTask;
 
 export const MODEL_OUTPUT_SCHEMAS = {
   describe: DescribeOutput,
   classify_pii: ClassifyPiiOutput,
   check_lineage: CheckLineageOutput,
   review: ReviewOutput,
+} as const;
+
+export const DescribeBatchItem = z.object({ id: z.string(), descriptions: DescribeOutput.shape.descriptions });
+export const DescribeBatchOutput = z.object({ entities: z.array(DescribeBatchItem) });
+export type DescribeBatchOutput = z.infer<typeof DescribeBatchOutput>;
+
+/** In a batch the model lists only the columns that are personal data (pii: true): the rest is never used. */
+export const ClassifyPiiBatchItem = z.object({ id: z.string(), tags: ClassifyPiiOutput.shape.tags });
+export const ClassifyPiiBatchOutput = z.object({ entities: z.array(ClassifyPiiBatchItem) });
+export type ClassifyPiiBatchOutput = z.infer<typeof ClassifyPiiBatchOutput>;
+
+export const CheckLineageBatchItem = z.object({ id: z.string(), findings: CheckLineageOutput.shape.findings });
+export const CheckLineageBatchOutput = z.object({ entities: z.array(CheckLineageBatchItem) });
+export type CheckLineageBatchOutput = z.infer<typeof CheckLineageBatchOutput>;
+
+/** What a batched answer must be as a whole; each entity's item (or verdict) is then checked on its own. */
+export const MODEL_BATCH_OUTPUT_SCHEMAS = {
+  describe: DescribeBatchOutput,
+  classify_pii: ClassifyPiiBatchOutput,
+  check_lineage: CheckLineageBatchOutput,
+  review: ReviewOutput,
+} as const;
+
+/** One entity's item of each batched answer, validated alone so one bad item does not fail the batch. */
+export const MODEL_BATCH_ITEM_SCHEMAS = {
+  describe: DescribeBatchItem,
+  classify_pii: ClassifyPiiBatchItem,
+  check_lineage: CheckLineageBatchItem,
+  review: ReviewOutput.shape.verdicts.element,
 } as const;

@@ -92,6 +92,18 @@ export const EndpointConfig = z
      * still reach the provider.
      */
     maxInFlight: z.number().int().min(1).max(64).default(1),
+    /**
+     * What the account may spend, as its plan says (a free tier: `{"tokensPerDay": 100000}`). `sweep plan`
+     * and `fitBudget` compare a sweep's needs with it, less what ARGUS recorded spending on this provider key
+     * today (UTC), and with what the provider's last rate-limit headers said remains.
+     */
+    budget: z
+      .object({
+        tokensPerDay: z.number().int().min(1).optional(),
+        requestsPerDay: z.number().int().min(1).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type EndpointConfig = z.infer<typeof EndpointConfig>;
@@ -144,8 +156,26 @@ export const SweepInput = z
     pagesPerRun: z.number().int().min(1).max(500).default(100),
     /** Model calls in flight at once per page in model mode. */
     modelConcurrency: z.number().int().min(1).max(32).default(4),
+    /**
+     * Plan at start and sweep only what fits the endpoints' budgets (oldest-unreviewed entities first); the
+     * rest is deferred to the next sweep and listed in the report. A deferred entity is never counted as
+     * reviewed, and deferring does not make the run partial.
+     */
+    fitBudget: z.boolean().default(false),
     /** Attempts of a still-throttled (unnamed 429) endpoint before the work rotates to the next one. */
     throttleAttemptsBeforeRotation: z.number().int().min(1).max(20).default(4),
+    /**
+     * Model calls on several entities at once: each call covers at most `entities` entities and about
+     * `promptTokens` tokens of their evidence, and what they may answer fits the endpoint's `maxOutputTokens`.
+     * `{"entities": 1}`: one call per entity and agent (as before batching).
+     */
+    modelBatch: z
+      .object({
+        entities: z.number().int().min(1).max(100).default(16),
+        promptTokens: z.number().int().min(500).max(200_000).default(6000),
+      })
+      .strict()
+      .default({ entities: 16, promptTokens: 6000 }),
     humanReview: HumanReviewConfig.optional(),
     /**
      * Off unless given: the PII agent and the gate may read up to `rows` values of a column a name cannot

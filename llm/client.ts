@@ -20,11 +20,17 @@ export interface EndpointSpec {
   timeoutMs: number;
 }
 
-export interface StructuredCall<T> {
+export interface StructuredCall<T, A = T> {
   endpoint: EndpointSpec;
   system: string;
   user: string;
+  /** The output schema sent as json_schema; the answer is validated against it unless answerSchema is given. */
   schema: z.ZodType<T>;
+  /**
+   * A lenient schema the answer is validated against instead (a batch's envelope, its items left to the caller),
+   * so one bad item does not fail a whole batch. An answer that does not match it is still MalformedOutputError.
+   */
+  answerSchema?: z.ZodType<A>;
   schemaName: string;
   signal?: AbortSignal;
   env?: NodeJS.ProcessEnv;
@@ -71,7 +77,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * Every failure is thrown as a typed ProviderError carrying status, the bounded redacted body, rate-limit
  * headers and request id; cancellation (the activity's signal) is passed through as an abort.
  */
-export async function callStructured<T>(call: StructuredCall<T>): Promise<StructuredResult<T>> {
+export async function callStructured<T, A = T>(call: StructuredCall<T, A>): Promise<StructuredResult<A>> {
   const { endpoint } = call;
   const env = call.env ?? process.env;
   const apiKey = endpoint.apiKeyEnv ? env[endpoint.apiKeyEnv] : 'no-key';
@@ -185,7 +191,7 @@ export async function callStructured<T>(call: StructuredCall<T>): Promise<Struct
       issues: ['content is not JSON'],
     });
   }
-  const v = call.schema.safeParse(parsed);
+  const v = (call.answerSchema ?? (call.schema as unknown as z.ZodType<A>)).safeParse(parsed);
   if (!v.success) {
     throw new MalformedOutputError({
       endpointId: endpoint.id,

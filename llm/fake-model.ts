@@ -6,10 +6,14 @@
 import { z } from 'zod';
 import type { PiiCategory } from '../domain/catalog';
 import {
+  BatchProposalForReview,
   EntityEvidence,
   ProposalForReview,
+  type CheckLineageBatchOutput,
   type CheckLineageOutput,
+  type ClassifyPiiBatchOutput,
   type ClassifyPiiOutput,
+  type DescribeBatchOutput,
   type DescribeOutput,
   type ModelTask,
   type ReviewOutput,
@@ -19,11 +23,19 @@ import {
 export const FAKE_REVIEWERS = ['correct', 'always-approve', 'always-reject'] as const;
 export type FakeReviewer = (typeof FAKE_REVIEWERS)[number];
 
-const TaskDocument = z.discriminatedUnion('argusTask', [
-  z.object({ argusTask: z.literal('describe'), entity: EntityEvidence }),
-  z.object({ argusTask: z.literal('classify_pii'), entity: EntityEvidence }),
-  z.object({ argusTask: z.literal('check_lineage'), entity: EntityEvidence, knownEntities: z.array(z.string()) }),
-  z.object({ argusTask: z.literal('review'), entity: EntityEvidence, proposals: z.array(ProposalForReview) }),
+const TaskDocument = z.union([
+  z.discriminatedUnion('argusTask', [
+    z.object({ argusTask: z.literal('describe'), entity: EntityEvidence }),
+    z.object({ argusTask: z.literal('classify_pii'), entity: EntityEvidence }),
+    z.object({ argusTask: z.literal('check_lineage'), entity: EntityEvidence, knownEntities: z.array(z.string()) }),
+    z.object({ argusTask: z.literal('review'), entity: EntityEvidence, proposals: z.array(ProposalForReview) }),
+  ]),
+  z.object({
+    argusTask: z.literal('review'),
+    entities: z.array(EntityEvidence),
+    proposals: z.array(BatchProposalForReview),
+  }),
+  z.object({ argusTask: z.enum(['describe', 'classify_pii', 'check_lineage']), entities: z.array(EntityEvidence) }),
 ]);
 
 /** A chat message as it arrives on the wire: content is a string or a list of text parts. */
@@ -358,30 +370,70 @@ function judge(p: ProposalForReview, e: EntityEvidence): Pick<Verdict, 'decision
   return { decision: 'reject', reason: `Unknown lineage finding "${p.finding ?? ''}".` };
 }
 
+function verdictOf(p: ProposalForReview, e: EntityEvidence, reviewer: FakeReviewer): Verdict {
+  if (reviewer === 'always-approve')
+    return { proposalId: p.proposalId, decision: 'approve', reason: 'Looks consistent with the entity.' };
+  if (reviewer === 'always-reject') {
+    return {
+      proposalId: p.proposalId,
+      decision: 'reject',
+      reason: 'Not confident the evidence supports this change; leaving the catalog as it is.',
+    };
+  }
+  const v = judge(p, e);
+  return { proposalId: p.proposalId, decision: v.decision, reason: clip(v.reason, 500) };
+}
+
 function review(proposals: ProposalForReview[], e: EntityEvidence, reviewer: FakeReviewer): ReviewOutput {
-  const verdicts = proposals.map((p): Verdict => {
-    if (reviewer === 'always-approve')
-      return { proposalId: p.proposalId, decision: 'approve', reason: 'Looks consistent with the entity.' };
-    if (reviewer === 'always-reject') {
-      return {
-        proposalId: p.proposalId,
-        decision: 'reject',
-        reason: 'Not confident the evidence supports this change; leaving the catalog as it is.',
-      };
-    }
-    const v = judge(p, e);
-    return { proposalId: p.proposalId, decision: v.decision, reason: clip(v.reason, 500) };
-  });
+  return { verdicts: proposals.map((p) => verdictOf(p, e, reviewer)) };
+}
+
+/** Each proposal judged with its own entity's evidence, as alone; a proposal naming no entity sent gets none. */
+function reviewBatch(
+  proposals: BatchProposalForReview[],
+  entities: EntityEvidence[],
+  reviewer: FakeReviewer,
+): ReviewOutput {
+  const byId = new Map(entities.map((e) => [e.id, e]));
+  const verdicts: Verdict[] = [];
+  for (const { entityId, ...p } of proposals) {
+    const e = byId.get(entityId);
+    if (e) verdicts.push(verdictOf(p, e, reviewer));
+  }
   return { verdicts };
 }
 
-/** The scripted answer to one task; it validates against MODEL_OUTPUT_SCHEMAS[task.argusTask]. */
+const classify = (e: EntityEvidence): ClassifyPiiOutput => ({ tags: e.columns.map((c) => classifyColumn(c.name)) });
+
+/**
+ * The scripted answer to one task; it validates against MODEL_OUTPUT_SCHEMAS[task.argusTask], or for a batched
+ * task MODEL_BATCH_OUTPUT_SCHEMAS. A batch is answered entity by entity with the same logic as a single task
+ * (a batched classify lists only the pii: true columns), so decisions are the same batched or not.
+ */
 export function answerTask(task: ModelTask, reviewer: FakeReviewer = 'correct'): unknown {
+  if ('entities' in task) {
+    switch (task.argusTask) {
+      case 'describe':
+        return {
+          entities: task.entities.map((e) => ({ id: e.id, descriptions: describe(e).descriptions })),
+        } satisfies DescribeBatchOutput;
+      case 'classify_pii':
+        return {
+          entities: task.entities.map((e) => ({ id: e.id, tags: classify(e).tags.filter((t) => t.pii) })),
+        } satisfies ClassifyPiiBatchOutput;
+      case 'check_lineage':
+        return {
+          entities: task.entities.map((e) => ({ id: e.id, findings: checkLineage(e, e.knownEntities ?? []).findings })),
+        } satisfies CheckLineageBatchOutput;
+      case 'review':
+        return reviewBatch(task.proposals, task.entities, reviewer);
+    }
+  }
   switch (task.argusTask) {
     case 'describe':
       return describe(task.entity);
     case 'classify_pii':
-      return { tags: task.entity.columns.map((c) => classifyColumn(c.name)) } satisfies ClassifyPiiOutput;
+      return classify(task.entity);
     case 'check_lineage':
       return checkLineage(task.entity, task.knownEntities);
     case 'review':

@@ -1,12 +1,14 @@
 /**
  * A fake OpenAI-compatible provider: a real HTTP server on loopback that answers chat completions
  * with the scripted model (fake-model.ts) and misbehaves on request, the way real providers do
- * (bursts, spent daily quotas, empty accounts, 5xx, malformed output, slowness). One server can be
- * several endpoints at once: `/s/<scenario>[/r/<reviewer>]/v1` picks the behaviour by path, and each
- * path prefix keeps its own counters. It never stores or logs the Authorization value.
+ * (bursts, spent daily quotas, empty accounts, 5xx, malformed output, slowness, a batched answer that
+ * leaves out or spoils one entity). One server can be several endpoints at once:
+ * `/s/<scenario>[/r/<reviewer>]/v1` picks the behaviour by path, and each path prefix keeps its own
+ * counters; `latencyMs` delays every answer, for benchmarks. It never stores or logs the Authorization value.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ModelTask } from '../domain/model-io';
 import { answerTask, extractTask, FAKE_REVIEWERS, type FakeReviewer } from './fake-model';
 
 export type FakeScenarioKind =
@@ -21,7 +23,9 @@ export type FakeScenarioKind =
   | 'throttle-unnamed'
   | 'auth-401'
   | 'bad-request-400'
-  | 'rate-limit-headers';
+  | 'rate-limit-headers'
+  | 'batch-drop-last'
+  | 'batch-bad-item';
 
 /** A parsed scenario name. `n`: calls that misbehave, answers before a quota is spent, ms, or tokens left. */
 export interface FakeScenario {
@@ -43,11 +47,13 @@ export const FAKE_SCENARIO_HELP: readonly string[] = [
   'auth-401: every call 401 invalid_api_key',
   'bad-request-400: every call 400 invalid_request_error',
   'rate-limit-headers-R: normal answers saying x-ratelimit-remaining-tokens R, reset 2s',
+  'batch-drop-last: a batched answer about several entities leaves the last entity out; others answer normally',
+  'batch-bad-item: a batched answer about several entities spoils the last entity (missing field, bad decision)',
 ];
 
 // Names without a number; server-500 and malformed then misbehave on every call.
 const UNNUMBERED =
-  /^(?:ok|insufficient-quota|credits-402|server-500|malformed|throttle-unnamed|auth-401|bad-request-400)$/;
+  /^(?:ok|insufficient-quota|credits-402|server-500|malformed|throttle-unnamed|auth-401|bad-request-400|batch-drop-last|batch-bad-item)$/;
 const NUMBERED =
   /^(burst|daily-quota|insufficient-quota-after|credits-402-after|server-500|malformed|slow|rate-limit-headers)-(\d+)$/;
 const MAX_SLOW_MS = 10 * 60 * 1000;
@@ -99,6 +105,8 @@ export interface FakeProviderOptions {
   scenario?: string;
   /** Reviewer of paths that do not name one; default `correct`. */
   reviewer?: FakeReviewer;
+  /** Every chat answer (errors too) waits this many ms more, like a real provider's latency; default 0. */
+  latencyMs?: number;
   log?: (line: string) => void;
 }
 
@@ -183,6 +191,8 @@ function planFor(sc: FakeScenario, n: number, answered: number, model: string): 
   });
   switch (sc.kind) {
     case 'ok':
+    case 'batch-drop-last':
+    case 'batch-bad-item':
       return answer();
     case 'rate-limit-headers':
       return answer(rateHeaders(n, sc.n, '2s'));
@@ -216,6 +226,32 @@ const malformedContent = (n: number): string =>
   n % 2 === 1
     ? 'Sure! Here is the JSON you asked for:\n{"descriptions": [{"target": "table", "text": '
     : '{"result":"done"}';
+
+/**
+ * The scripted answer spoilt the way a batch scenario says: only for a batched task about more than one
+ * entity, and only the last of them (the last entity with proposals, for a review). Anything else unchanged.
+ */
+function spoilBatch(kind: FakeScenarioKind, task: ModelTask, answer: unknown): unknown {
+  if ((kind !== 'batch-drop-last' && kind !== 'batch-bad-item') || !('entities' in task)) return answer;
+  if (task.argusTask === 'review') {
+    const withProposals = task.entities.filter((e) => task.proposals.some((p) => p.entityId === e.id));
+    const last = withProposals[withProposals.length - 1];
+    if (withProposals.length < 2 || !last) return answer;
+    const ids = new Set(task.proposals.filter((p) => p.entityId === last.id).map((p) => p.proposalId));
+    const { verdicts } = answer as { verdicts: Array<{ proposalId: string }> };
+    return {
+      verdicts:
+        kind === 'batch-drop-last'
+          ? verdicts.filter((v) => !ids.has(v.proposalId))
+          : verdicts.map((v) => (ids.has(v.proposalId) ? { ...v, decision: 'maybe' } : v)),
+    };
+  }
+  const { entities } = answer as { entities: Array<{ id: string }> };
+  const last = entities[entities.length - 1];
+  if (entities.length < 2 || !last) return answer;
+  // The item keeps its id and loses what it was asked for: a required field missing.
+  return { entities: [...entities.slice(0, -1), ...(kind === 'batch-drop-last' ? [] : [{ id: last.id }])] };
+}
 
 type ChatRequest = { model?: unknown; messages?: unknown; stream?: unknown; response_format?: { type?: unknown } };
 
@@ -275,6 +311,9 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
   if (!isReviewer(defaultReviewer)) throw new Error(`fake provider: unknown reviewer "${String(defaultReviewer)}"`);
   const port = opts.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`fake provider: invalid port ${port}`);
+  const latencyMs = opts.latencyMs ?? 0;
+  if (!Number.isInteger(latencyMs) || latencyMs < 0 || latencyMs > MAX_SLOW_MS)
+    throw new Error(`fake provider: invalid latencyMs ${latencyMs}`);
   const log = opts.log ?? ((): void => undefined);
 
   let endpoints = new Map<string, EndpointStats>();
@@ -304,7 +343,7 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
     const n = (st.calls += 1);
     st.authHeaders.push(req.headers.authorization ? 'present' : 'absent');
 
-    const reply = (status: number, body: unknown, headers: Headers, note: string, exhausted = false): void => {
+    const deliver = (status: number, body: unknown, headers: Headers, note: string, exhausted: boolean): void => {
       st.statuses[status] = (st.statuses[status] ?? 0) + 1;
       if (status === 200) st.answered += 1;
       if (status === 429) st.throttled += 1;
@@ -314,6 +353,34 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
       }
       log(`POST ${req.url ?? ''} #${n} -> ${status} ${note}`);
       send(res, status, body, headers);
+    };
+    const reply = (
+      status: number,
+      body: unknown,
+      headers: Headers,
+      note: string,
+      exhausted = false,
+      delayMs = latencyMs,
+    ): void => {
+      if (delayMs <= 0) return deliver(status, body, headers, note, exhausted);
+      // The client gave up (abort, timeout): drop the work instead of answering into a closed socket.
+      let settled = false;
+      const abandon = (): void => {
+        if (settled || res.writableEnded) return;
+        settled = true;
+        clearTimeout(timer);
+        pending.delete(timer);
+        st.aborted += 1;
+        log(`POST ${req.url ?? ''} #${n} client went away before the answer`);
+      };
+      const timer = setTimeout(() => {
+        pending.delete(timer);
+        if (res.destroyed) return abandon();
+        settled = true;
+        deliver(status, body, headers, `${note} after ${delayMs}ms`, exhausted);
+      }, delayMs);
+      pending.add(timer);
+      res.on('close', abandon);
     };
     const badRequest = (message: string): void =>
       reply(400, errorBody(message, 'invalid_request_error', null), {}, 'bad request');
@@ -331,7 +398,7 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
     if (!plan.malformed) {
       const task = extractTask(body.messages);
       if (!task) return badRequest('The last user message holds no argusTask JSON document this model can read.');
-      content = JSON.stringify(answerTask(task, ep.reviewer));
+      content = JSON.stringify(spoilBatch(ep.scenario.kind, task, answerTask(task, ep.reviewer)));
     }
     // Token counts are estimates (4 characters a token): enough for pacing arithmetic in tests.
     const prompt = Math.max(1, Math.ceil(JSON.stringify(body.messages).length / 4));
@@ -349,26 +416,7 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
       usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
     };
     const note = plan.malformed ? 'malformed output' : 'answered';
-    if (plan.delayMs <= 0) return reply(200, answer, plan.headers, note);
-
-    // The client gave up (abort, timeout): drop the work instead of answering into a closed socket.
-    let settled = false;
-    const abandon = (): void => {
-      if (settled || res.writableEnded) return;
-      settled = true;
-      clearTimeout(timer);
-      pending.delete(timer);
-      st.aborted += 1;
-      log(`POST ${req.url ?? ''} #${n} client went away before the answer`);
-    };
-    const timer = setTimeout(() => {
-      pending.delete(timer);
-      if (res.destroyed) return abandon();
-      settled = true;
-      reply(200, answer, plan.headers, `${note} after ${plan.delayMs}ms`);
-    }, plan.delayMs);
-    pending.add(timer);
-    res.on('close', abandon);
+    reply(200, answer, plan.headers, note, false, plan.delayMs + latencyMs);
   };
 
   const handle = (req: http.IncomingMessage, res: http.ServerResponse, raw: string, seq: number): void => {
@@ -430,7 +478,10 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
     });
   });
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`;
-  log(`fake provider listening on ${url} (default scenario ${defaultName}, reviewer ${defaultReviewer})`);
+  log(
+    `fake provider listening on ${url} (default scenario ${defaultName}, reviewer ${defaultReviewer}` +
+      `${latencyMs > 0 ? `, latency ${latencyMs}ms` : ''})`,
+  );
 
   return {
     url,

@@ -74,6 +74,11 @@ export class Pacer {
     return Math.min(Math.max(0, wait), MAX_PACE_MS);
   }
 
+  /** What is known for a key (for a plan): the provider's last figures, with absolute reset times. */
+  known(key: string): Budget | undefined {
+    return this.budgets.get(key);
+  }
+
   /** After waiting, what was known no longer holds. */
   forget(endpointId: string): void {
     this.budgets.delete(endpointId);

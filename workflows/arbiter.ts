@@ -16,6 +16,8 @@ export interface ArbiterInput {
   retired: RetiredEndpoint[];
   modelConcurrency: number;
   throttleAttemptsBeforeRotation: number;
+  /** Entities per review call and their evidence's token budget (absent, or 1 entity: one call per entity). */
+  modelBatch?: { entities: number; promptTokens: number };
 }
 
 export interface ArbiterResult {
@@ -28,7 +30,8 @@ export interface ArbiterResult {
 
 /**
  * Reviews one page of proposals. The mechanical gate runs first in both modes and is the whole review in
- * mechanical mode. In model mode what the gate approves goes to the model, one call per entity; a model
+ * mechanical mode. In model mode what the gate approves goes to the model, several entities per call (an
+ * entity a batch answer lacks is reviewed alone); a model
  * lost mid-run leaves those proposals `not_reviewed` ("model budget exhausted"), never approved and never
  * sent back to the gate. Outcomes go to the sweep ledger; the result carries counts.
  */
@@ -67,7 +70,72 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
     const modelOptions = modelActivityOptions(modelCfg);
     const unreviewed: Outcome[] = [];
     let done = 0;
-    await pool(entities, input.modelConcurrency, async (entityId) => {
+    let alone = entities;
+    const batching = (input.modelBatch?.entities ?? 1) > 1 && patched('model-batches-v1');
+    if (batching) {
+      const plan = await models.planModelBatches.executeWithOptions(
+        { ...CATALOG_OPTIONS, summary: `page ${input.pageIndex}: batch the model review` },
+        [
+          {
+            ledgerKey: input.ledgerKey,
+            pageIndex: input.pageIndex,
+            agent: 'review',
+            passed: gate.passed,
+            maxEntities: input.modelBatch!.entities,
+            promptTokens: input.modelBatch!.promptTokens,
+            outputTokens: Math.min(...input.endpoints.map((e) => e.maxOutputTokens)),
+          },
+        ],
+      );
+      const lacking: string[] = [];
+      await pool(
+        plan.batches.map((ids, batch) => ({ ids, batch })),
+        input.modelConcurrency,
+        async ({ ids, batch }) => {
+          const passed = Object.fromEntries(ids.map((id) => [id, gate.passed[id] ?? []]));
+          const count = ids.reduce((n, id) => n + (gate.passed[id]?.length ?? 0), 0);
+          const r = await rotation.run((endpoint, retired) =>
+            models.reviewBatchWithModel.executeWithOptions(
+              { ...modelOptions, summary: `review ${count} proposals of ${ids.length} entities on ${endpoint.id}` },
+              [
+                {
+                  sweepId: input.sweepId,
+                  ledgerKey: input.ledgerKey,
+                  pageIndex: input.pageIndex,
+                  batch,
+                  passed,
+                  endpoint,
+                  retired,
+                },
+              ],
+            ),
+          );
+          if (r.ok) {
+            result.approved += r.value.approved;
+            result.rejected += r.value.rejected;
+            lacking.push(...r.value.missing);
+            done += ids.length - r.value.missing.length;
+          } else {
+            const reason = r.breaker ? rotation.breakerMessage() : `model review failed (${r.category}): ${r.message}`;
+            for (const id of ids)
+              for (const proposalId of gate.passed[id] ?? [])
+                unreviewed.push({
+                  proposalId,
+                  decision: 'not_reviewed',
+                  reason: reason.slice(0, 1000),
+                  reviewer: 'none',
+                });
+            done += ids.length;
+          }
+          setCurrentDetails(
+            `Page ${input.pageIndex}: model review ${done}/${entities.length} entities${rotation.breakerTripped ? ' — breaker open' : ''}`,
+          );
+        },
+      );
+      // What a batch answer lacked is reviewed alone, one call per entity.
+      alone = lacking.sort();
+    }
+    await pool(alone, input.modelConcurrency, async (entityId) => {
       const proposalIds = gate.passed[entityId] ?? [];
       const r = await rotation.run((endpoint, retired) =>
         models.reviewEntityWithModel.executeWithOptions(

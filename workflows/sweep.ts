@@ -246,9 +246,64 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
   const models = modelActivities(cfg);
   const modelOptions = modelActivityOptions(cfg);
 
-  /** Model-backed agents: one activity per entity and agent, rotating endpoints; the breaker stops all calls. */
+  /**
+   * Model-backed agents: batches of entities per call (an entity a batch answer lacks is asked alone), or one
+   * activity per entity and agent; rotating endpoints; the breaker stops all calls.
+   */
   async function runModelAgent(pageIndex: number, ids: string[], agent: AgentName): Promise<void> {
-    await pool(ids, cfg.modelConcurrency, async (entityId) => {
+    let alone = ids;
+    if (cfg.modelBatch.entities > 1 && patched('model-batches-v1')) {
+      let plan: { batches: string[][] };
+      try {
+        plan = await models.planModelBatches.executeWithOptions(
+          { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: batch ${agent}` },
+          [
+            {
+              ledgerKey: state.ledgerKey,
+              pageIndex,
+              agent,
+              maxEntities: cfg.modelBatch.entities,
+              promptTokens: cfg.modelBatch.promptTokens,
+              outputTokens: Math.min(...cfg.endpoints.map((e) => e.maxOutputTokens)),
+            },
+          ],
+        );
+      } catch (err) {
+        const f = failureOf(err);
+        addFailures(ids.map((entity) => ({ entity, stage: agent, ...f })));
+        return;
+      }
+      const lacking: string[] = [];
+      await pool(
+        plan.batches.map((entityIds, batch) => ({ entityIds, batch })),
+        cfg.modelConcurrency,
+        async ({ entityIds, batch }) => {
+          const r = await rotation.run((endpoint, retired) =>
+            models.modelAgentOnBatch.executeWithOptions(
+              { ...modelOptions, summary: `${agent} on ${entityIds.length} entities via ${endpoint.id}` },
+              [{ sweepId, ledgerKey: state.ledgerKey, pageIndex, batch, entityIds, agent, endpoint, retired }],
+            ),
+          );
+          if (r.ok) lacking.push(...r.value.missing);
+          else
+            addFailures(
+              entityIds.map((entity) =>
+                r.breaker
+                  ? {
+                      entity,
+                      stage: agent,
+                      category: 'model_budget_exhausted',
+                      retryable: true,
+                      message: r.message.slice(0, 1000),
+                    }
+                  : { entity, stage: agent, category: r.category, retryable: r.retryable, message: r.message },
+              ),
+            );
+        },
+      );
+      alone = lacking.sort();
+    }
+    await pool(alone, cfg.modelConcurrency, async (entityId) => {
       const r = await rotation.run((endpoint, retired) =>
         models.modelAgentOnEntity.executeWithOptions(
           { ...modelOptions, summary: `${agent} on ${entityId} via ${endpoint.id}` },
@@ -461,6 +516,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
             retired: [...state.retired],
             modelConcurrency: cfg.modelConcurrency,
             throttleAttemptsBeforeRotation: cfg.throttleAttemptsBeforeRotation,
+            modelBatch: cfg.modelBatch,
           },
         ],
         parentClosePolicy: ParentClosePolicy.TERMINATE,

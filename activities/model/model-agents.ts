@@ -1,20 +1,100 @@
+import { z } from 'zod';
 import type { CatalogEntity } from '../../domain/catalog';
 import { PiiCategory } from '../../domain/catalog';
 import type { AgentName, ProposalChange } from '../../domain/proposal';
-import { DescribeOutput, ClassifyPiiOutput, CheckLineageOutput } from '../../domain/model-io';
-import { callStructured, type CallOptions } from '../../llm/client';
-import { SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
-import { entityEvidence } from './model-review';
+import {
+  DescribeOutput,
+  ClassifyPiiOutput,
+  CheckLineageOutput,
+  MODEL_BATCH_ITEM_SCHEMAS,
+  MODEL_BATCH_OUTPUT_SCHEMAS,
+  type EntityEvidence,
+  type ModelTaskName,
+} from '../../domain/model-io';
+import { callStructured, estimateTokens, type CallOptions } from '../../llm/client';
+import { MalformedOutputError } from '../../llm/errors';
+import { BATCH_SYSTEM_PROMPTS, SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
+import { agentEvidence, proposalForReview, type BatchItem } from './model-review';
 import type { CatalogContext } from '../../judgment/catalog-context';
+import { looksLikePii } from '../../judgment/pii-classifier';
 import type { Neighbours } from '../../judgment/description-evidence';
 
 /** The call options every model-backed agent passes through to its calls (llm/client.ts). */
 export type ModelCallOptions = CallOptions;
 
+/** The model task each agent asks for. */
+export const AGENT_TASK = {
+  'description-drafter': 'describe',
+  'pii-classifier': 'classify_pii',
+  'lineage-checker': 'check_lineage',
+} as const satisfies Record<AgentName, ModelTaskName>;
+
+const undescribed = (text: string | undefined): boolean => !text?.trim();
+const alreadyTagged = (entity: CatalogEntity, column: string): boolean =>
+  entity.pii_exceptions.includes(column) ||
+  (entity.columns.find((c) => c.name === column)?.tags ?? []).some((t) => t.kind === 'pii');
+
+/**
+ * Whether the agent has anything to ask a model about the entity — the cheapest call is the one not made.
+ * describe: something undescribed; classify_pii: a column not already tagged or excepted; check_lineage: SQL
+ * or recorded upstream.
+ */
+export function needsModelCall(agent: AgentName, entity: CatalogEntity): boolean {
+  switch (agent) {
+    case 'description-drafter':
+      return undescribed(entity.description) || entity.columns.some((c) => undescribed(c.description));
+    case 'pii-classifier':
+      return entity.columns.some((c) => !alreadyTagged(entity, c.name));
+    case 'lineage-checker':
+      return !!entity.sql?.trim() || entity.upstream.length > 0;
+  }
+}
+
+function describeChanges(entity: CatalogEntity, descriptions: DescribeOutput['descriptions']): ProposalChange[] {
+  const cols = new Map(entity.columns.map((c) => [c.name, c]));
+  const out: ProposalChange[] = [];
+  for (const d of descriptions) {
+    if (d.target === 'table') {
+      if (undescribed(entity.description)) out.push({ kind: 'description', target: 'table', text: d.text.trim() });
+    } else if (d.column && cols.has(d.column) && undescribed(cols.get(d.column)!.description)) {
+      out.push({ kind: 'description', target: 'column', column: d.column, text: d.text.trim() });
+    }
+  }
+  return out;
+}
+
+function piiChanges(entity: CatalogEntity, tags: ClassifyPiiOutput['tags']): ProposalChange[] {
+  const cols = new Map(entity.columns.map((c) => [c.name, c]));
+  const out: ProposalChange[] = [];
+  for (const t of tags) {
+    const c = cols.get(t.column);
+    const cat = PiiCategory.safeParse(t.category);
+    if (!t.pii || !c || !cat.success || alreadyTagged(entity, c.name)) continue;
+    out.push({
+      kind: 'pii_tag',
+      column: c.name,
+      category: cat.data,
+      confidence: t.confidence,
+      explanation: t.explanation.slice(0, 300),
+    });
+  }
+  return out;
+}
+
+function lineageChanges(findings: CheckLineageOutput['findings']): ProposalChange[] {
+  return findings.map((f) => ({
+    kind: 'lineage_flag' as const,
+    finding: f.finding,
+    upstream: f.upstream,
+    explanation: f.explanation.slice(0, 300),
+  }));
+}
+
 /**
  * Model-backed agents, behind the same contract as the no-model ones: entity in, proposed changes out.
  * Answers are filtered to what the catalog can hold (existing columns, known categories, no overwrites);
- * the Arbiter still reviews every one. Throws the llm/ typed errors.
+ * the Arbiter still reviews every one. No call when there is nothing to ask (needsModelCall). Throws the
+ * llm/ typed errors.
  */
 export async function proposeWithModel(
   agent: AgentName,
@@ -23,11 +103,10 @@ export async function proposeWithModel(
   o: ModelCallOptions,
   neighbours?: Neighbours,
 ): Promise<ProposalChange[]> {
-  const evidence = entityEvidence(entity, ctx, neighbours);
-  const cols = new Map(entity.columns.map((c) => [c.name, c]));
+  if (!needsModelCall(agent, entity)) return [];
+  const evidence = agentEvidence(AGENT_TASK[agent], entity, ctx, neighbours);
   switch (agent) {
     case 'description-drafter': {
-      if (entity.description?.trim() && entity.columns.every((c) => c.description?.trim())) return [];
       const r = await callStructured({
         ...o,
         system: SYSTEM_PROMPTS.describe,
@@ -35,15 +114,7 @@ export async function proposeWithModel(
         schema: DescribeOutput,
         schemaName: 'argus_describe',
       });
-      const out: ProposalChange[] = [];
-      for (const d of r.output.descriptions) {
-        if (d.target === 'table') {
-          if (!entity.description?.trim()) out.push({ kind: 'description', target: 'table', text: d.text.trim() });
-        } else if (d.column && cols.has(d.column) && !cols.get(d.column)!.description?.trim()) {
-          out.push({ kind: 'description', target: 'column', column: d.column, text: d.text.trim() });
-        }
-      }
-      return out;
+      return describeChanges(entity, r.output.descriptions);
     }
     case 'pii-classifier': {
       const r = await callStructured({
@@ -53,53 +124,192 @@ export async function proposeWithModel(
         schema: ClassifyPiiOutput,
         schemaName: 'argus_classify_pii',
       });
-      const out: ProposalChange[] = [];
-      for (const t of r.output.tags) {
-        const c = cols.get(t.column);
-        const cat = PiiCategory.safeParse(t.category);
-        if (
-          !t.pii ||
-          !c ||
-          !cat.success ||
-          entity.pii_exceptions.includes(c.name) ||
-          c.tags.some((x) => x.kind === 'pii')
-        )
-          continue;
-        out.push({
-          kind: 'pii_tag',
-          column: c.name,
-          category: cat.data,
-          confidence: t.confidence,
-          explanation: t.explanation.slice(0, 300),
-        });
-      }
-      return out;
+      return piiChanges(entity, r.output.tags);
     }
     case 'lineage-checker': {
+      // The one-entity document has always carried the candidates beside the entity, not inside it.
+      const { knownEntities = [], ...rest } = evidence;
       const r = await callStructured({
         ...o,
         system: SYSTEM_PROMPTS.check_lineage,
-        user: userMessage({ argusTask: 'check_lineage', entity: evidence, knownEntities: knownNear(entity, ctx) }),
+        user: userMessage({ argusTask: 'check_lineage', entity: rest, knownEntities }),
         schema: CheckLineageOutput,
         schemaName: 'argus_check_lineage',
       });
-      return r.output.findings.map((f) => ({
-        kind: 'lineage_flag' as const,
-        finding: f.finding,
-        upstream: f.upstream,
-        explanation: f.explanation.slice(0, 300),
-      }));
+      return lineageChanges(r.output.findings);
     }
   }
 }
 
-/** The entity ids a view's SQL could refer to: resolved from its words, so the prompt stays small. */
-function knownNear(entity: CatalogEntity, ctx: CatalogContext): string[] {
-  if (!entity.sql) return [];
-  const out = new Set<string>();
-  for (const w of entity.sql.match(/[A-Za-z_"`[\]][\w"`[\].]*/g) ?? []) {
-    const id = ctx.resolve(w);
-    if (id && id !== entity.id) out.add(id);
+// The whole answer must be an entity list; each entity's item is then checked alone (MODEL_BATCH_ITEM_SCHEMAS).
+const BatchAnswer = z.object({ entities: z.array(z.unknown()) });
+
+/** What one entity's valid item of a batched answer proposes, after the same filtering as proposeWithModel. */
+function changesOfItem(agent: AgentName, entity: CatalogEntity, raw: unknown): ProposalChange[] | null {
+  switch (agent) {
+    case 'description-drafter': {
+      const v = MODEL_BATCH_ITEM_SCHEMAS.describe.safeParse(raw);
+      return v.success ? describeChanges(entity, v.data.descriptions) : null;
+    }
+    case 'pii-classifier': {
+      const v = MODEL_BATCH_ITEM_SCHEMAS.classify_pii.safeParse(raw);
+      return v.success ? piiChanges(entity, v.data.tags) : null;
+    }
+    case 'lineage-checker': {
+      const v = MODEL_BATCH_ITEM_SCHEMAS.check_lineage.safeParse(raw);
+      return v.success ? lineageChanges(v.data.findings) : null;
+    }
   }
-  return [...out].slice(0, 50);
+}
+
+/**
+ * One agent on several entities in ONE call, filtered per entity as proposeWithModel. An entity whose item is
+ * absent, duplicated or invalid is in `missing`, never given a default; a wholly malformed answer makes every
+ * entity sent missing. Entities with nothing to ask (needsModelCall) are not sent: they get an empty list.
+ * Provider errors (429, 5xx, auth…) are thrown as the llm/ typed errors.
+ */
+export async function proposeBatchWithModel(
+  agent: AgentName,
+  items: BatchItem[],
+  ctx: CatalogContext,
+  o: ModelCallOptions,
+): Promise<{ byEntity: Map<string, ProposalChange[]>; missing: string[] }> {
+  const task = AGENT_TASK[agent];
+  // Keyed in the order of `items`; an entity sent and not answered is deleted again (never a default).
+  const byEntity = new Map<string, ProposalChange[]>();
+  const sent = new Map<string, BatchItem>();
+  for (const item of items) {
+    const id = item.entity.id;
+    if (byEntity.has(id)) continue;
+    byEntity.set(id, []);
+    if (needsModelCall(agent, item.entity)) sent.set(id, item);
+  }
+  if (sent.size === 0) return { byEntity, missing: [] };
+  const entities: EntityEvidence[] = [...sent.values()].map((i) =>
+    agentEvidence(task, i.entity, i.ctx ?? ctx, i.neighbours),
+  );
+  const schema: z.ZodType<unknown> = MODEL_BATCH_OUTPUT_SCHEMAS[task];
+  let answer: unknown[] | null = null;
+  try {
+    const r = await callStructured({
+      ...o,
+      system: BATCH_SYSTEM_PROMPTS[task],
+      user: userMessage({ argusTask: task, entities }),
+      schema,
+      answerSchema: BatchAnswer,
+      schemaName: `argus_${task}_batch`,
+    });
+    answer = r.output.entities;
+  } catch (e) {
+    if (!(e instanceof MalformedOutputError)) throw e;
+  }
+  const itemsById = new Map<string, unknown[]>();
+  for (const raw of answer ?? []) {
+    const id = (raw as { id?: unknown } | null)?.id;
+    if (typeof id === 'string' && sent.has(id)) itemsById.set(id, [...(itemsById.get(id) ?? []), raw]);
+  }
+  const missing: string[] = [];
+  for (const [id, item] of sent) {
+    const found = itemsById.get(id) ?? [];
+    const changes = found.length === 1 ? changesOfItem(agent, item.entity, found[0]) : null;
+    if (changes) byEntity.set(id, changes);
+    else {
+      byEntity.delete(id);
+      missing.push(id);
+    }
+  }
+  return { byEntity, missing };
+}
+
+/** Tokens an entity adds to a batched call: its evidence in the prompt, and a reserve for its part of the answer. */
+export interface EntityCost {
+  prompt: number;
+  output: number;
+}
+
+// Output reserves (4 characters a token), per thing the model may answer about. On the demo catalog the fake
+// model's items come to ~27 tokens a description, ~34 a PII tag, ~28 a lineage finding and ~39 a verdict with a
+// 30-character proposal id; a real model words more, and a description may take its 200 characters.
+const RESERVE = { description: 45, piiTag: 40, lineageFinding: 30, verdict: 35 } as const;
+/** `{"id":"…","descriptions":[]},` and the like around every entity's part of the answer. */
+const itemWrapper = (id: string): number => estimateTokens(`{"id":${JSON.stringify(id)},"descriptions":[]},`);
+
+/**
+ * What `entity` costs a batched call of `agent` (or of the review, given its proposals): prompt tokens of its
+ * trimmed evidence (and proposals) as JSON, and a reserve for its answer. describe: 45 per undescribed target;
+ * classify_pii: 40 per column that could be PII — of the columns not already tagged or excepted, those the rules'
+ * vocabulary takes for PII (looksLikePii) and one in four of the rest, rounded up (the demo catalog's tables
+ * never answer more); check_lineage: 30 per recorded upstream and SQL reference (knownEntities); review: 35 per
+ * proposal plus its id. Entities needing no call (needsModelCall; review: no proposals) cost nothing.
+ */
+export function estimateEntityTokens(
+  agent: AgentName | 'review',
+  entity: CatalogEntity,
+  ctx: CatalogContext,
+  neighbours?: Neighbours,
+  proposals: { id: string; change: ProposalChange }[] = [],
+): EntityCost {
+  if (agent === 'review') {
+    if (proposals.length === 0) return { prompt: 0, output: 0 };
+    const sentProposals = proposals.map((p) => ({ ...proposalForReview(p.id, p.change), entityId: entity.id }));
+    const prompt = estimateTokens(JSON.stringify(agentEvidence('review', entity, ctx, neighbours)));
+    const output = proposals.reduce((n, p) => n + RESERVE.verdict + estimateTokens(p.id), 0);
+    return { prompt: prompt + estimateTokens(JSON.stringify(sentProposals)), output };
+  }
+  if (!needsModelCall(agent, entity)) return { prompt: 0, output: 0 };
+  const evidence = agentEvidence(AGENT_TASK[agent], entity, ctx, neighbours);
+  const prompt = estimateTokens(JSON.stringify(evidence));
+  let answers: number;
+  switch (agent) {
+    case 'description-drafter':
+      answers =
+        RESERVE.description *
+        ((undescribed(entity.description) ? 1 : 0) + entity.columns.filter((c) => undescribed(c.description)).length);
+      break;
+    case 'pii-classifier': {
+      const open = entity.columns.filter((c) => !alreadyTagged(entity, c.name));
+      const likely = open.filter((c) => looksLikePii(c, entity)).length;
+      answers = RESERVE.piiTag * (likely + Math.ceil((open.length - likely) / 4));
+      break;
+    }
+    case 'lineage-checker':
+      answers = RESERVE.lineageFinding * (entity.upstream.length + (evidence.knownEntities?.length ?? 0));
+      break;
+  }
+  return { prompt, output: itemWrapper(entity.id) + answers };
+}
+
+/**
+ * Split items into batches, greedily and in order: each batch holds at most `maxEntities` items and its
+ * items' prompt and output tokens stay within `promptTokens` and `outputTokens` (the entities' share: leave
+ * room for the system prompt and the envelope). An item too big for any batch alone gets a batch of its own.
+ */
+export function batchEntities<T>(
+  items: T[],
+  cost: (t: T) => EntityCost,
+  limits: { maxEntities: number; promptTokens: number; outputTokens: number },
+): T[][] {
+  if (!(limits.maxEntities >= 1)) throw new RangeError(`maxEntities must be at least 1, got ${limits.maxEntities}`);
+  const batches: T[][] = [];
+  let current: T[] = [];
+  let prompt = 0;
+  let output = 0;
+  for (const item of items) {
+    const c = cost(item);
+    const fits =
+      current.length < limits.maxEntities &&
+      prompt + c.prompt <= limits.promptTokens &&
+      output + c.output <= limits.outputTokens;
+    if (!fits && current.length > 0) {
+      batches.push(current);
+      current = [];
+      prompt = 0;
+      output = 0;
+    }
+    current.push(item);
+    prompt += c.prompt;
+    output += c.output;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
 }

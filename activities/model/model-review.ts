@@ -1,9 +1,17 @@
+import { z } from 'zod';
 import type { CatalogEntity } from '../../domain/catalog';
 import type { Outcome, Proposal, ProposalChange } from '../../domain/proposal';
-import { ReviewOutput, type EntityEvidence, type ProposalForReview } from '../../domain/model-io';
+import {
+  MODEL_BATCH_ITEM_SCHEMAS,
+  ReviewOutput,
+  type BatchProposalForReview,
+  type EntityEvidence,
+  type ModelTaskName,
+  type ProposalForReview,
+} from '../../domain/model-io';
 import { callStructured, type CallOptions } from '../../llm/client';
 import { MalformedOutputError } from '../../llm/errors';
-import { SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
+import { BATCH_SYSTEM_PROMPTS, SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
 import type { CatalogContext } from '../../judgment/catalog-context';
 import { descriptionFacts, NO_NEIGHBOURS, type Neighbours } from '../../judgment/description-evidence';
 
@@ -22,22 +30,78 @@ export function entityEvidence(
     ...[...facts.columns].map(([column, f]) => ({ target: 'column' as const, column, basis: f.basis, text: f.text })),
   ].slice(0, 200);
   return {
+    ...named(e),
+    columns: columnEvidence(e),
+    upstream: upstreamEvidence(e, ctx),
+    ...(e.sql ? { sql: e.sql.slice(0, 4000) } : {}),
+    ...(established.length > 0 ? { established } : {}),
+  };
+}
+
+function named(e: CatalogEntity): Pick<EntityEvidence, 'id' | 'kind' | 'name' | 'description'> {
+  return {
     id: e.id,
     kind: e.kind,
     name: e.name,
     ...(e.description ? { description: e.description.slice(0, 500) } : {}),
-    columns: e.columns.map((c) => ({
-      name: c.name,
-      type: c.type,
-      nullable: c.nullable,
-      primary_key: c.primary_key,
-      ...(c.foreign_key ? { foreign_key: c.foreign_key } : {}),
-      ...(c.description ? { description: c.description.slice(0, 300) } : {}),
-    })),
-    upstream: e.upstream.map((id) => ({ id, exists: ctx.exists(id) })),
-    ...(e.sql ? { sql: e.sql.slice(0, 4000) } : {}),
-    ...(established.length > 0 ? { established } : {}),
   };
+}
+
+function columnEvidence(e: CatalogEntity): EntityEvidence['columns'] {
+  return e.columns.map((c) => ({
+    name: c.name,
+    type: c.type,
+    nullable: c.nullable,
+    primary_key: c.primary_key,
+    ...(c.foreign_key ? { foreign_key: c.foreign_key } : {}),
+    ...(c.description ? { description: c.description.slice(0, 300) } : {}),
+  }));
+}
+
+function upstreamEvidence(e: CatalogEntity, ctx: CatalogContext): EntityEvidence['upstream'] {
+  return e.upstream.map((id) => ({ id, exists: ctx.exists(id) }));
+}
+
+/** The entity ids a view's SQL could refer to: resolved from its words, so the prompt stays small. */
+export function knownNear(entity: CatalogEntity, ctx: CatalogContext): string[] {
+  if (!entity.sql) return [];
+  const out = new Set<string>();
+  for (const w of entity.sql.match(/[A-Za-z_"`[\]][\w"`[\].]*/g) ?? []) {
+    const id = ctx.resolve(w);
+    if (id && id !== entity.id) out.add(id);
+  }
+  return [...out].slice(0, 50);
+}
+
+/**
+ * The evidence one task needs about an entity, and nothing more: the same for single and batched calls, so
+ * batching never changes what a model sees. describe and review: everything (entityEvidence); classify_pii:
+ * the names, description and columns; check_lineage: the names, recorded upstream, SQL and the entity ids the
+ * SQL could name (knownEntities), no columns.
+ */
+export function agentEvidence(
+  task: ModelTaskName,
+  entity: CatalogEntity,
+  ctx: CatalogContext,
+  neighbours?: Neighbours,
+): EntityEvidence {
+  switch (task) {
+    case 'describe':
+    case 'review':
+      return entityEvidence(entity, ctx, neighbours);
+    case 'classify_pii':
+      return { ...named(entity), columns: columnEvidence(entity), upstream: [] };
+    case 'check_lineage':
+      return {
+        id: entity.id,
+        kind: entity.kind,
+        name: entity.name,
+        columns: [],
+        upstream: upstreamEvidence(entity, ctx),
+        ...(entity.sql ? { sql: entity.sql.slice(0, 4000) } : {}),
+        knownEntities: knownNear(entity, ctx),
+      };
+  }
 }
 
 export function proposalForReview(id: string, c: ProposalChange): ProposalForReview {
@@ -74,7 +138,7 @@ export async function reviewWithModel(
   const { entity, ctx, neighbours, proposals, ...call } = args;
   const task = {
     argusTask: 'review' as const,
-    entity: entityEvidence(entity, ctx, neighbours),
+    entity: agentEvidence('review', entity, ctx, neighbours),
     proposals: proposals.map((p) => proposalForReview(p.id, p.change)),
   };
   const r = await callStructured({
@@ -97,15 +161,95 @@ export async function reviewWithModel(
     });
   }
   const reviewer = `model:${call.endpoint.id}`;
-  return proposals.map((p) => {
-    const v = byId.get(p.id)!;
-    return {
-      proposalId: p.id,
-      decision: v.decision === 'approve' ? 'approved' : 'rejected',
-      reason: v.reason.slice(0, 500),
-      reviewer,
-    };
-  });
+  return proposals.map((p) => outcomeOf(p.id, byId.get(p.id)!, reviewer));
+}
+
+type Verdict = ReviewOutput['verdicts'][number];
+
+function outcomeOf(proposalId: string, v: Verdict, reviewer: string): Outcome {
+  return {
+    proposalId,
+    decision: v.decision === 'approve' ? 'approved' : 'rejected',
+    reason: v.reason.slice(0, 500),
+    reviewer,
+  };
+}
+
+/** An entity of a batched call, with the entities it reads (for the established facts; none: left out). */
+export interface BatchItem {
+  entity: CatalogEntity;
+  neighbours?: Neighbours;
+  /** The catalog this entity is seen in, when it is not the call's `ctx` (an eval case's own catalog). */
+  ctx?: CatalogContext;
+}
+
+// The whole answer must be a verdict list; each verdict is then checked alone, so one bad verdict costs only
+// its own entity.
+const ReviewAnswer = z.object({ verdicts: z.array(z.unknown()) });
+
+/**
+ * The Arbiter's model review of several entities' proposals in ONE call. An entity any of whose proposals
+ * lacks exactly one valid verdict is in `missing` (entity ids) with no outcome, never a default; an answer
+ * that is wholly malformed makes every entity missing. Provider errors (429, 5xx, auth…) are thrown as the
+ * llm/ typed errors. A proposal for an entity not among `items` is a caller error (thrown).
+ */
+export async function reviewBatchWithModel(
+  args: {
+    items: BatchItem[];
+    ctx: CatalogContext;
+    proposals: { id: string; entityId: string; change: ProposalChange }[];
+  } & CallOptions,
+): Promise<{ outcomes: Outcome[]; missing: string[] }> {
+  const { items, ctx, proposals: _listed, ...call } = args;
+  // One verdict is asked per proposal id: a proposal listed twice would read as a duplicated verdict.
+  const proposals = args.proposals.filter((p, i, all) => all.findIndex((q) => q.id === p.id) === i);
+  if (proposals.length === 0) return { outcomes: [], missing: [] };
+  const byEntity = new Map(items.map((i) => [i.entity.id, i]));
+  const stray = proposals.find((p) => !byEntity.has(p.entityId));
+  if (stray)
+    throw new Error(`reviewBatchWithModel: proposal ${stray.id} is for ${stray.entityId}, not among the items`);
+  const wanted = new Set(proposals.map((p) => p.entityId));
+  const sent = [...byEntity.values()].filter((i) => wanted.has(i.entity.id));
+  const task = {
+    argusTask: 'review' as const,
+    entities: sent.map((i) => agentEvidence('review', i.entity, i.ctx ?? ctx, i.neighbours)),
+    proposals: proposals.map((p): BatchProposalForReview => ({
+      ...proposalForReview(p.id, p.change),
+      entityId: p.entityId,
+    })),
+  };
+  const entityIds = sent.map((i) => i.entity.id);
+  let verdicts: unknown[];
+  try {
+    const r = await callStructured({
+      ...call,
+      system: BATCH_SYSTEM_PROMPTS.review,
+      user: userMessage(task),
+      schema: ReviewOutput,
+      answerSchema: ReviewAnswer,
+      schemaName: 'argus_review_batch',
+    });
+    verdicts = r.output.verdicts;
+  } catch (e) {
+    if (e instanceof MalformedOutputError) return { outcomes: [], missing: entityIds };
+    throw e;
+  }
+  const seen = new Map<string, number>();
+  const valid = new Map<string, Verdict>();
+  for (const raw of verdicts) {
+    const id = (raw as { proposalId?: unknown } | null)?.proposalId;
+    if (typeof id !== 'string') continue;
+    seen.set(id, (seen.get(id) ?? 0) + 1);
+    const v = MODEL_BATCH_ITEM_SCHEMAS.review.safeParse(raw);
+    if (v.success) valid.set(id, v.data);
+  }
+  const answered = (id: string) => seen.get(id) === 1 && valid.has(id);
+  const missing = new Set(proposals.filter((p) => !answered(p.id)).map((p) => p.entityId));
+  const reviewer = `model:${call.endpoint.id}`;
+  return {
+    outcomes: proposals.filter((p) => !missing.has(p.entityId)).map((p) => outcomeOf(p.id, valid.get(p.id)!, reviewer)),
+    missing: entityIds.filter((id) => missing.has(id)),
+  };
 }
 
 export type { Proposal };

@@ -16,7 +16,7 @@ import {
   type EvalResult,
 } from '../../client/eval-arbiter';
 import type { EndpointSpec } from '../../llm/client';
-import { answerTask } from '../../llm/fake-model';
+import { answerTask, FAKE_REVIEWERS } from '../../llm/fake-model';
 import { MODEL_OUTPUT_SCHEMAS, type EntityEvidence } from '../../domain/model-io';
 import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
 
@@ -222,6 +222,82 @@ describe('model mode on the fake provider', () => {
     expect(st?.calls).toBe(3);
     expect(st?.callsAfterExhaustion).toBe(0);
     expect(r.passed).toBe(false);
+  });
+});
+
+describe('model mode in batches (--batch)', () => {
+  const endpoint = (scenario: string, reviewer: string): EndpointSpec => ({
+    id: `fake-${reviewer}`,
+    baseUrl: fp.baseUrl(scenario, reviewer),
+    model: 'argus-fake',
+    structuredOutput: 'json_schema',
+    maxOutputTokens: 4000,
+    timeoutMs: 10_000,
+  });
+  const decisions = (r: EvalResult) => r.cases.map((c) => [c.id, c.decision, c.reason, c.reviewer]);
+
+  test.each(FAKE_REVIEWERS)(
+    'the %s reviewer decides every case the same with batch 1 and batch 8',
+    async (reviewer) => {
+      const one = await evaluateArbiter(file, { mode: 'model', endpoint: endpoint('ok', reviewer) });
+      const singleCalls = fp.stats()[fp.endpointKey('ok', reviewer)]!.calls;
+      fp.reset();
+      const eight = await evaluateArbiter(file, { mode: 'model', endpoint: endpoint('ok', reviewer), batch: 8 });
+      const batchCalls = fp.stats()[fp.endpointKey('ok', reviewer)]!.calls;
+      expect(decisions(eight)).toEqual(decisions(one));
+      expect(eight.totals).toEqual(one.totals);
+      expect(eight.totals.errors).toBe(0);
+      expect(singleCalls).toBeGreaterThan(8);
+      expect(batchCalls).toBeLessThan(singleCalls);
+      expect(batchCalls).toBeGreaterThanOrEqual(Math.ceil(singleCalls / 8));
+    },
+  );
+
+  test.each(['batch-drop-last', 'batch-bad-item'])(
+    '%s: a case the batch leaves without a verdict is retried alone, and decided the same',
+    async (scenario) => {
+      const one = await evaluateArbiter(file, { mode: 'model', endpoint: endpoint('ok', 'correct') });
+      const singleCalls = fp.stats()[fp.endpointKey('ok', 'correct')]!.calls;
+      const r = await evaluateArbiter(file, { mode: 'model', endpoint: endpoint(scenario, 'correct'), batch: 4 });
+      expect(decisions(r)).toEqual(decisions(one));
+      const calls = fp.stats()[fp.endpointKey(scenario, 'correct')]!.calls;
+      // One call per batch, and one more for the case each batch of several left out.
+      expect(calls).toBeLessThan(singleCalls);
+      expect(calls).toBeGreaterThan(Math.ceil(singleCalls / 4));
+    },
+  );
+
+  test('a spent quota in a batch: its cases are ERROR, the rest ERROR with no call made', async () => {
+    const r = await evaluateArbiter(file, {
+      mode: 'model',
+      endpoint: endpoint('daily-quota-1', 'always-approve'),
+      batch: 3,
+    });
+    // Batches hold cases of distinct entities, so a batch is not always three neighbours in the file.
+    const toModel = r.cases.filter((c) => c.reviewer !== 'mechanical-gate');
+    expect(toModel.length).toBeGreaterThan(6);
+    expect(toModel.filter((c) => c.decision === 'approve')).toHaveLength(3);
+    expect(toModel.filter((c) => /tokens per day/.test(c.reason) && !/no call made/.test(c.reason))).toHaveLength(3);
+    expect(toModel.filter((c) => /no call made/.test(c.reason))).toHaveLength(toModel.length - 6);
+    expect(toModel.filter((c) => c.decision === 'error')).toHaveLength(toModel.length - 3);
+    expect(fp.stats()[fp.endpointKey('daily-quota-1', 'always-approve')]?.calls).toBe(2);
+  });
+
+  test.each([
+    ['0', /--batch must be a whole number from 1 to 100/],
+    ['101', /--batch must be a whole number from 1 to 100/],
+    ['two', /--batch must be a whole number from 1 to 100/],
+  ])('--batch %s exits 2', async (value, message) => {
+    const r = await run([...modelArgs('ok', 'correct'), '--batch', value]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(message);
+  });
+
+  test('--batch 8 on the command line: the same report as without it', async () => {
+    const a = await runJson(modelArgs('ok', 'correct'));
+    const b = await runJson([...modelArgs('ok', 'correct'), '--batch', '8']);
+    expect(b.report).toEqual(a.report);
+    expect(b.code).toBe(0);
   });
 });
 

@@ -1,9 +1,11 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
 import {
+  MODEL_BATCH_OUTPUT_SCHEMAS,
   MODEL_OUTPUT_SCHEMAS,
   type EntityEvidence,
   type ModelTask,
+  type SingleModelTask,
   type ProposalForReview,
 } from '../../domain/model-io';
 import { classifyProviderResponse, type ThrottleLabel } from '../../llm/classify';
@@ -274,6 +276,9 @@ describe('scenarios over raw HTTP', () => {
       },
     ],
     ['slow-60', [200], null, ([a]) => describeOk(a)],
+    // The batch scenarios spoil only batched answers: a one-entity task is answered as by `ok`.
+    ['batch-drop-last', [200, 200], null, ([a]) => describeOk(a)],
+    ['batch-bad-item', [200], null, ([a]) => describeOk(a)],
   ];
 
   test.each(table)('%s answers %j', async (scenario, statuses, expectedLabel, check) => {
@@ -305,6 +310,37 @@ describe('scenarios over raw HTTP', () => {
     expect(stats?.calls).toBe(statuses.length);
     expect(stats?.answered).toBe(statuses.filter((s) => s === 200).length);
     expect(stats?.throttled).toBe(statuses.filter((s) => s === 429).length);
+  });
+
+  test('latencyMs delays every answer, errors too; 0 does not', async () => {
+    const slow = await startFakeProvider({ latencyMs: 150 });
+    try {
+      for (const scenario of ['ok', 'server-500']) {
+        const started = Date.now();
+        const a = await post(`${slow.baseUrl(scenario)}/chat/completions`, chatBody());
+        expect(a.status).toBe(scenario === 'ok' ? 200 : 500);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+      }
+      expect(slow.stats()[slow.endpointKey('ok')]).toMatchObject({ calls: 1, answered: 1 });
+    } finally {
+      await slow.close();
+    }
+    const started = Date.now();
+    expect((await post(`${fp.baseUrl('ok')}/chat/completions`, chatBody())).status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(140);
+  });
+
+  test.each<[string, string, number]>([
+    ['batch-drop-last', 'leaves out', 2],
+    ['batch-bad-item', 'spoils', 3],
+  ])('%s %s the last entity of a batched answer', async (scenario, _what, items) => {
+    const task: ModelTask = { argusTask: 'classify_pii', entities: [orders, suppliers, enriched] };
+    const out = JSON.parse(contentOf(await post(`${fp.baseUrl(scenario)}/chat/completions`, chatBody(task)))) as {
+      entities: Array<{ id: string; tags?: unknown[] }>;
+    };
+    expect(out.entities.map((e) => e.id)).toEqual(['raw.orders', 'raw.suppliers', 'staging.stg_items'].slice(0, items));
+    expect(out.entities.slice(0, 2).every((e) => Array.isArray(e.tags))).toBe(true);
+    if (items === 3) expect(out.entities[2]).toEqual({ id: 'staging.stg_items' });
   });
 
   test('slow-MS waits at least MS before answering', async () => {
@@ -549,6 +585,8 @@ describe('startup', () => {
     [{ scenario: 'slow-99999999' }, /unknown scenario/],
     [{ reviewer: 'lenient' as never }, /unknown reviewer/],
     [{ port: 70000 }, /invalid port/],
+    [{ latencyMs: -1 }, /invalid latencyMs/],
+    [{ latencyMs: 1.5 }, /invalid latencyMs/],
   ])('rejects bad options %j', async (opts, message) => {
     await expect(startFakeProvider(opts)).rejects.toThrow(message);
   });
@@ -565,6 +603,9 @@ describe('startup', () => {
     ['malformed', { kind: 'malformed', n: Infinity }],
     ['slow-250', { kind: 'slow', n: 250 }],
     ['rate-limit-headers-0', { kind: 'rate-limit-headers', n: 0 }],
+    ['batch-drop-last', { kind: 'batch-drop-last', n: 0 }],
+    ['batch-bad-item', { kind: 'batch-bad-item', n: 0 }],
+    ['batch-drop-last-2', null],
     ['burst', null],
     ['burst-after-2', null],
     ['insufficient-quota-4', null],
@@ -605,7 +646,7 @@ describe('the scripted model', () => {
   ];
   const reviewTask: ModelTask = { argusTask: 'review', entity: orders, proposals };
 
-  const tasks: ModelTask[] = [
+  const tasks: SingleModelTask[] = [
     describeTask,
     { argusTask: 'describe', entity: enriched },
     { argusTask: 'classify_pii', entity: orders },
@@ -726,6 +767,56 @@ describe('the scripted model', () => {
     const out = MODEL_OUTPUT_SCHEMAS.review.parse(answerTask(reviewTask, reviewer));
     expect(out.verdicts.map((v) => v.proposalId)).toEqual(proposals.map((p) => p.proposalId));
     expect(new Set(out.verdicts.map((v) => v.decision))).toEqual(new Set([decision]));
+  });
+
+  test.each<[string, ModelTask]>([
+    ['describe', { argusTask: 'describe', entities: [orders, enriched] }],
+    ['classify_pii', { argusTask: 'classify_pii', entities: [orders, suppliers] }],
+    ['check_lineage', { argusTask: 'check_lineage', entities: [{ ...enriched, knownEntities: KNOWN }, orders] }],
+  ])('a batched %s is answered entity by entity, as each entity alone', (name, task) => {
+    const out = MODEL_BATCH_OUTPUT_SCHEMAS[name as 'describe'].parse(answerTask(task)) as { entities: unknown[] };
+    const alone = (task as { entities: EntityEvidence[] }).entities.map((entity) => {
+      const one = answerTask(
+        name === 'check_lineage'
+          ? { argusTask: 'check_lineage', entity, knownEntities: entity.knownEntities ?? [] }
+          : ({ argusTask: name, entity } as SingleModelTask),
+      ) as Record<string, unknown[]>;
+      const [field, list] = Object.entries(one)[0]!;
+      // A batched classify lists only the PII columns.
+      return {
+        id: entity.id,
+        [field]: name === 'classify_pii' ? list.filter((t) => (t as { pii: boolean }).pii) : list,
+      };
+    });
+    expect(out.entities).toEqual(alone);
+    expect(extractTask(messagesFor(task))).toEqual(task);
+  });
+
+  test.each(FAKE_REVIEWERS)('a batched review (%s) judges each proposal with its own entity', (reviewer) => {
+    const batch: ModelTask = {
+      argusTask: 'review',
+      entities: [orders, suppliers, enriched],
+      proposals: [
+        ...proposals.map((p) => ({ ...p, entityId: 'raw.orders' })),
+        { proposalId: 's1', kind: 'pii_tag', column: 'phone', category: 'phone', entityId: 'raw.suppliers' },
+        { proposalId: 'nobody', kind: 'pii_tag', column: 'email', category: 'email', entityId: 'raw.unknown' },
+      ],
+    };
+    const out = MODEL_OUTPUT_SCHEMAS.review.parse(answerTask(batch, reviewer));
+    const alone = [
+      ...MODEL_OUTPUT_SCHEMAS.review.parse(answerTask(reviewTask, reviewer)).verdicts,
+      ...MODEL_OUTPUT_SCHEMAS.review.parse(
+        answerTask(
+          {
+            argusTask: 'review',
+            entity: suppliers,
+            proposals: [{ proposalId: 's1', kind: 'pii_tag', column: 'phone', category: 'phone' }],
+          },
+          reviewer,
+        ),
+      ).verdicts,
+    ];
+    expect(out.verdicts).toEqual(alone);
   });
 
   test.each<[string, unknown, string | null]>([
