@@ -2,9 +2,23 @@ import type { EntityFailure } from '../domain/proposal';
 import type { CatalogRef } from '../domain/sweep';
 import { catalogStats } from '../judgment/catalog-stats';
 import { sweepContext, type ActivityDeps } from './sweep-context';
+import type { SweepLedger } from './ledger';
 
 /** Failures a page returns to the workflow; all of them are in the ledger and the report. */
 const MAX_RETURNED_FAILURES = 20;
+
+const selections = new Map<string, Promise<string[] | undefined>>();
+/** A sweep's selection, read once per worker (it never changes after the sweep's start). */
+function selectionOf(ledger: SweepLedger): Promise<string[] | undefined> {
+  let s = selections.get(ledger.ledgerKey);
+  if (!s) {
+    if (selections.size > 64) selections.delete(selections.keys().next().value!);
+    s = ledger.selection();
+    selections.set(ledger.ledgerKey, s);
+    s.catch(() => selections.delete(ledger.ledgerKey));
+  }
+  return s;
+}
 
 /** Open the catalog a sweep names and read it page by page. */
 export function createCatalogActivities(deps: ActivityDeps) {
@@ -44,8 +58,9 @@ export function createCatalogActivities(deps: ActivityDeps) {
     }): Promise<{ ids: string[]; count: number; failures: EntityFailure[]; failureCount: number }> {
       const ledger = ledgerFor(input.ledgerKey);
       const { catalog } = await catalogOf(ledger);
-      const snap = await catalog.snapshot();
-      const slice = snap.ids.slice(input.pageIndex * input.pageSize, (input.pageIndex + 1) * input.pageSize);
+      // A budget-fitted sweep pages through the entities it chose; any other through the whole catalog.
+      const ids = (await selectionOf(ledger)) ?? (await catalog.snapshot()).ids;
+      const slice = ids.slice(input.pageIndex * input.pageSize, (input.pageIndex + 1) * input.pageSize);
       const { entities, invalid } = await catalog.getEntities(slice);
       const failures: EntityFailure[] = invalid.map((i) => ({
         entity: i.id,

@@ -122,6 +122,9 @@ export interface SweepLedger {
   writeFailures(n: number, stage: string, failures: EntityFailure[]): Promise<void>;
   failures(n: number): Promise<EntityFailure[]>;
   pageNumbers(): Promise<number[]>;
+  /** The entities a budget-fitted sweep chose (fitBudget), in sweep order; undefined: the whole catalog. */
+  writeSelection(ids: string[]): Promise<void>;
+  selection(): Promise<string[] | undefined>;
   /** A local file the report is assembled in; `publishReport` then stores it in the ledger. */
   reportFile(): string;
   publishReport(file: string): Promise<void>;
@@ -310,6 +313,13 @@ export class FileLedger implements SweepLedger {
     } catch {
       return [];
     }
+  }
+
+  writeSelection(ids: string[]): Promise<void> {
+    return writeFileAtomic(path.join(this.dir, 'selection.json'), JSON.stringify(ids));
+  }
+  selection(): Promise<string[] | undefined> {
+    return readJson<string[]>(path.join(this.dir, 'selection.json'));
   }
 
   reportFile(): string {

@@ -21,6 +21,8 @@ import {
 } from './model/model-agents';
 import { reviewBatchWithModel, reviewWithModel } from './model/model-review';
 import { loadNeighbours } from './neighbours';
+import { endpointRooms, estimateNeeds, fitPlan, oldestUnreviewedFirst, type SweepPlan } from './plan';
+import { parseSweepInput } from '../domain/sweep';
 
 /**
  * Endpoints this worker has seen exhausted, per sweep: a sibling activity of the same sweep fails at once
@@ -199,6 +201,33 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
     }));
 
   return {
+    /**
+     * Plan a sweep's model work before any call: the calls and tokens its real prompts would take, against
+     * what each endpoint has left (its declared budget less what ARGUS spent on that provider key today, and
+     * its last long-window rate-limit headers), entity by entity in oldest-unreviewed-first order. With
+     * `ledgerKey` (a sweep with fitBudget) the entities that fit are stored as the sweep's selection.
+     * Returns the bounded plan.
+     */
+    async planSweep(input: { sweep: unknown; ledgerKey?: string }): Promise<SweepPlan> {
+      const parsed = parseSweepInput(input.sweep);
+      if (!parsed.ok)
+        throw ApplicationFailure.create({
+          type: FailureType.InvalidSweepInput,
+          nonRetryable: true,
+          message: `Invalid sweep input: ${parsed.message}`,
+        });
+      const cfg = parsed.value;
+      const catalog = await deps.catalogs(cfg.catalog);
+      const snap = await catalog.snapshot();
+      const { needs, order, notes } = await estimateNeeds(catalog, cfg, snap.name, () => Context.current().heartbeat());
+      const audit = store.audit(store.auditKey(catalog.identity, snap.name));
+      const ordered = await oldestUnreviewedFirst(order, audit);
+      const rooms = await endpointRooms(cfg.endpoints, store.usage, pacer);
+      const { chosen, ...plan } = fitPlan(needs, ordered, rooms, notes);
+      if (input.ledgerKey) await store.ledger(input.ledgerKey).writeSelection(chosen);
+      return plan;
+    },
+
     /**
      * Split a page's model work into batches: entities a model call would help (an agent's), or the entities
      * whose proposals passed the gate (the review), grouped in order so each call stays within the sweep's

@@ -431,9 +431,16 @@ class PgLedger implements SweepLedger {
   async failures(n: number): Promise<EntityFailure[]> {
     return (await this.list<EntityFailure[]>(n, 'failures-')).flatMap((d) => d.value);
   }
+  // The sweep's own documents (the selection) are kept on page -1, outside every page.
+  writeSelection(ids: string[]): Promise<void> {
+    return this.put(-1, 'selection', JSON.stringify(ids));
+  }
+  selection(): Promise<string[] | undefined> {
+    return this.get<string[]>(-1, 'selection');
+  }
   async pageNumbers(): Promise<number[]> {
     const { rows } = await this.pool.query<{ page: number }>(
-      `select distinct page from ${this.t.docs} where ledger_key = $1 order by page`,
+      `select distinct page from ${this.t.docs} where ledger_key = $1 and page >= 0 order by page`,
       [this.ledgerKey],
     );
     return rows.map((r) => r.page);

@@ -9,6 +9,7 @@ import type {
   ModelUsage,
   TokenTotals,
   HumanReviewSummary,
+  DeferredEntities,
 } from '../domain/report';
 import type { ModelCallRecord } from './ledger';
 import { addStats, emptyStats } from '../judgment/catalog-stats';
@@ -39,6 +40,7 @@ export function createReportActivities(deps: ActivityDeps) {
       extraPartialReasons: string[];
       maxProposalsInReport?: number;
       humanReview?: HumanReviewSummary;
+      deferred?: DeferredEntities;
     }): Promise<SweepReport> {
       const ledger = ledgerFor(input.ledgerKey);
       const { meta } = await catalogOf(ledger);
@@ -164,6 +166,7 @@ export function createReportActivities(deps: ActivityDeps) {
         endpoints: { retired: input.retired, breakerTripped: input.breakerTripped },
         modelUsage: usage.report(input.requested),
         ...(input.humanReview ? { humanReview: input.humanReview } : {}),
+        ...(input.deferred ? { deferred: input.deferred } : {}),
         proposals: kept,
         proposalsTruncated: Math.max(0, total - limit),
         executions: input.executions,

@@ -43,6 +43,8 @@ import { startFakeProvider, FAKE_SCENARIO_HELP } from '../llm/fake-provider';
 import { FAKE_REVIEWERS, type FakeReviewer } from '../llm/fake-model';
 import type { SweepInput } from '../domain/sweep';
 import type { SweepReport } from '../domain/report';
+import type { SweepPlan } from '../activities/plan';
+import { sweepFailure } from './failures';
 import { SA_KEYS, progressQuery, type SweepProgress } from '../workflows/messages';
 
 /** Exit codes scripts can rely on. */
@@ -164,11 +166,78 @@ type StartOptions = SweepInputOptions & {
   wait?: boolean;
   json?: boolean;
   progress: boolean;
+  plan?: boolean;
 };
+
+/** The input of `sweep plan <input>`: a JSON file's path, or the JSON itself; else the sweep options. */
+function planInput(arg: string | undefined, o: SweepInputOptions): SweepInput {
+  if (arg === undefined) return sweepInputFromOptions(o);
+  let text = arg;
+  if (!arg.trimStart().startsWith('{')) {
+    try {
+      text = readFileSync(arg, 'utf8');
+    } catch (e) {
+      throw new InputError(`cannot read sweep input ${arg}: ${(e as Error).message}`);
+    }
+  }
+  try {
+    return JSON.parse(text) as SweepInput;
+  } catch (e) {
+    throw new InputError(`sweep input ${arg} is not JSON: ${(e as Error).message}`);
+  }
+}
+
+/** Run the plan on the workers (they hold the catalogs, the budgets spent and the providers' last headers). */
+async function runPlan(c: { client: Client }, input: SweepInput, taskQueue: string): Promise<SweepPlan> {
+  const id = `plan/${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+  try {
+    return await c.client.workflow.execute('planSweepWorkflow', { taskQueue, workflowId: id, args: [input] });
+  } catch (e) {
+    throw sweepFailure(id, e);
+  }
+}
+
+function planText(p: SweepPlan): string {
+  const lines = [
+    `Plan: ${p.verdict === 'fits' ? 'FITS' : p.verdict === 'partial' ? `FITS ON ${p.fitting} OF ${p.entities} ENTITIES` : 'DOES NOT FIT'}`,
+    p.text,
+    `  would spend: ${p.calls} calls, ${p.promptTokens.toLocaleString('en-US')} prompt + ${p.completionTokens.toLocaleString('en-US')} completion tokens (the whole sweep: ${p.needed.calls} calls, ${p.needed.tokens.toLocaleString('en-US')} tokens)`,
+    ...p.endpoints.map(
+      (e) =>
+        `  ${e.endpointId}: ${e.remainingTokens === null ? 'no known limit' : `${e.remainingTokens.toLocaleString('en-US')} tokens left`} (${e.source}); ${e.spentTodayTokens.toLocaleString('en-US')} spent today`,
+    ),
+    `  order: ${p.order}`,
+  ];
+  if (p.firstFitting.length) lines.push(`  first swept: ${p.firstFitting.slice(0, 10).join(', ')}`);
+  if (p.deferred)
+    lines.push(`  deferred (${p.deferred}): ${p.firstDeferred.slice(0, 10).join(', ')}${p.deferred > 10 ? ', …' : ''}`);
+  return lines.join('\n');
+}
+
+async function sweepPlan(arg: string | undefined, o: SweepInputOptions & { taskQueue: string; json?: boolean }) {
+  const input = planInput(arg, o);
+  await withClient(async (c) => {
+    const plan = await runPlan(c, input, o.taskQueue);
+    out(o.json ? JSON.stringify(plan, null, 2) : planText(plan));
+    // 0 fits, 3 fits only in part or not at all: scripts can gate a nightly sweep on it.
+    process.exitCode = plan.verdict === 'fits' ? 0 : 3;
+  });
+}
 
 async function sweepStart(o: StartOptions): Promise<void> {
   const input = sweepInputFromOptions(o);
   await withClient(async (c) => {
+    if (o.plan) {
+      const plan = await runPlan(c, input, o.taskQueue);
+      err(planText(plan));
+      if (plan.verdict !== 'fits' && !input.fitBudget) {
+        err(
+          'Not started: the sweep does not fit its model budget. Add "fitBudget": true to sweep what fits and defer the rest, or start without --plan.',
+        );
+        process.exitCode = 3;
+        return;
+      }
+    }
     const h = await startSweep(c.client, input, { runKey: o.runKey, taskQueue: o.taskQueue });
     const d = await h.describe();
     const link = uiLink(c, h.workflowId, d.runId);
@@ -512,8 +581,28 @@ export function buildProgram(): Command {
       'wait for the result (progress on stderr: a bar on a terminal, lines otherwise), print the report',
     )
     .option('--no-progress', 'with --wait: no progress on stderr')
+    .option('--plan', 'plan first (see sweep plan); start only if it fits, or if the input asks for fitBudget')
     .option('--json', 'print JSON')
     .action(async (o: StartOptions) => sweepStart(o));
+
+  addSweepInputOptions(
+    sweep
+      .command('plan [input]')
+      .description(
+        'Before any model call: the calls and tokens a sweep would need (from the prompts it would send) against ' +
+          "what its endpoints have left (a declared budget less today's spending, the providers' last rate-limit " +
+          'headers): fits, fits on N of M entities (in this order), or does not fit. <input>: a sweep input JSON ' +
+          'file or the JSON itself; without it, the options below.',
+      )
+      .addHelpText(
+        'after',
+        `\nExamples:\n  argus sweep plan nightly.json\n  argus sweep plan '{"catalog":{"kind":"demo"},"endpoints":[{"id":"groq","baseUrl":"https://api.groq.com/openai/v1","model":"llama-3.1-8b-instant","apiKeyEnv":"GROQ_API_KEY","budget":{"tokensPerDay":100000}}]}'\n\nExit codes: 0 fits, 3 fits only in part or not at all, 2 invalid input.`,
+      ),
+  )
+    .option('--json', 'print JSON')
+    .action(async (arg: string | undefined, o: SweepInputOptions & { taskQueue: string; json?: boolean }) =>
+      sweepPlan(arg, o),
+    );
 
   sweep
     .command('status <sweep-id>')

@@ -6,6 +6,7 @@ import {
   coverageRows,
   modelUsageText,
   humanReviewText,
+  deferredText,
   RETIRED_HEADER,
   retiredRows,
   pct,
@@ -242,6 +243,7 @@ export function renderReportHtml(r: SweepReport, opts: { uiLink?: string } = {})
     table(['measure', 'before', 'after'], coverageRows(r)),
     `<p>Model usage: ${esc(modelUsageText(r))}</p>`,
     ...(humanReviewText(r) ? [`<p>Human review: ${esc(humanReviewText(r)!)}</p>`] : []),
+    ...(deferredText(r) ? [`<p>Deferred: ${esc(deferredText(r)!)}</p>`] : []),
     `<div class="charts"><div class="chart"><strong>Outcomes per kind</strong> (approved / rejected / not reviewed)<br>${outcomesChart(
       r,
     )}</div><div class="chart"><strong>Coverage before → after</strong><br>${coverageChart(r)}</div></div>`,

@@ -6,6 +6,7 @@ import {
   coverageRows,
   modelUsageText,
   humanReviewText,
+  deferredText,
   RETIRED_HEADER,
   retiredRows,
   reportHeadline,
@@ -145,6 +146,8 @@ export function renderReportMarkdown(r: SweepReport, opts: { uiLink?: string } =
   out.push(`Model usage: ${modelUsageText(r)}`, '');
   const human = humanReviewText(r);
   if (human) out.push(`Human review: ${human}`, '');
+  const deferred = deferredText(r);
+  if (deferred) out.push(`Deferred: ${deferred}`, '');
 
   const failureCount = r.failures.length + r.failuresTruncated;
   out.push(`## Failures (${failureCount})`, '');

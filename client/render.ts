@@ -77,6 +77,16 @@ export function humanReviewText(r: SweepReport): string | undefined {
   );
 }
 
+/** What a budget-fitted sweep left for the next one, in one line (or nothing). */
+export function deferredText(r: SweepReport): string | undefined {
+  const d = r.deferred;
+  if (!d) return undefined;
+  return (
+    `${n(d.count)} entities deferred to the next sweep to fit the model budget (not reviewed, not counted); ` +
+    `first: ${d.first.slice(0, 5).join(', ')}${d.count > 5 ? ', …' : ''}. Plan: ${d.plan}`
+  );
+}
+
 export const RETIRED_HEADER = ['endpoint', 'reason', 'status', 'window', 'resets at', 'provider said', 'retired at'];
 
 /** One row per retired endpoint, with the provider's own words. */
@@ -318,6 +328,8 @@ export function renderReportText(r: SweepReport, opts: { uiLink?: string } = {})
   out.push(`Model usage: ${modelUsageText(r)}`);
   const human = humanReviewText(r);
   if (human) out.push(`Human review: ${human}`);
+  const deferred = deferredText(r);
+  if (deferred) out.push(`Deferred: ${deferred}`);
   if (r.endpoints.retired.length) {
     out.push('');
     out.push(`Retired endpoints${r.endpoints.breakerTripped ? ' (breaker tripped: every endpoint spent)' : ''}:`);

@@ -69,6 +69,16 @@ export interface HumanReviewSummary {
   deadline?: string;
 }
 
+/** fitBudget: entities the plan left for the next sweep (never counted as reviewed). */
+export interface DeferredEntities {
+  count: number;
+  /** The first of them, in the order the next sweep takes them. */
+  first: string[];
+  verdict: 'fits' | 'partial' | 'does_not_fit';
+  /** The plan, for people. */
+  plan: string;
+}
+
 export interface SweepReport {
   reportVersion: 1;
   sweepId: string;
@@ -106,6 +116,8 @@ export interface SweepReport {
   failuresTruncated: number;
   endpoints: { retired: RetiredEndpoint[]; breakerTripped: boolean };
   modelUsage: ModelUsage;
+  /** With fitBudget: what the sweep chose not to do, and why (not a reason to call the run partial). */
+  deferred?: DeferredEntities;
   /** With human review: how many proposals waited for people, what they decided, how long the sweep waited. */
   humanReview?: HumanReviewSummary;
   proposals: ReportProposal[];

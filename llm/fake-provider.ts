@@ -24,6 +24,7 @@ export type FakeScenarioKind =
   | 'auth-401'
   | 'bad-request-400'
   | 'rate-limit-headers'
+  | 'daily-headers'
   | 'batch-drop-last'
   | 'batch-bad-item';
 
@@ -47,6 +48,7 @@ export const FAKE_SCENARIO_HELP: readonly string[] = [
   'auth-401: every call 401 invalid_api_key',
   'bad-request-400: every call 400 invalid_request_error',
   'rate-limit-headers-R: normal answers saying x-ratelimit-remaining-tokens R, reset 2s',
+  'daily-headers-R: normal answers saying x-ratelimit-remaining-tokens R, reset in 20h (a daily window)',
   'batch-drop-last: a batched answer about several entities leaves the last entity out; others answer normally',
   'batch-bad-item: a batched answer about several entities spoils the last entity (missing field, bad decision)',
 ];
@@ -55,7 +57,7 @@ export const FAKE_SCENARIO_HELP: readonly string[] = [
 const UNNUMBERED =
   /^(?:ok|insufficient-quota|credits-402|server-500|malformed|throttle-unnamed|auth-401|bad-request-400|batch-drop-last|batch-bad-item)$/;
 const NUMBERED =
-  /^(burst|daily-quota|insufficient-quota-after|credits-402-after|server-500|malformed|slow|rate-limit-headers)-(\d+)$/;
+  /^(burst|daily-quota|insufficient-quota-after|credits-402-after|server-500|malformed|slow|rate-limit-headers|daily-headers)-(\d+)$/;
 const MAX_SLOW_MS = 10 * 60 * 1000;
 
 /** The scenario a name stands for, or null when the name is unknown or its number is out of range. */
@@ -196,6 +198,8 @@ function planFor(sc: FakeScenario, n: number, answered: number, model: string): 
       return answer();
     case 'rate-limit-headers':
       return answer(rateHeaders(n, sc.n, '2s'));
+    case 'daily-headers':
+      return answer(rateHeaders(n, sc.n, '20h0m0s'));
     case 'slow':
       return answer(normal, false, sc.n);
     case 'malformed':

@@ -1,2 +1,3 @@
 export { sweepWorkflow } from './sweep';
 export { arbiterWorkflow } from './arbiter';
+export { planSweepWorkflow } from './plan';

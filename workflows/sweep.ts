@@ -17,7 +17,7 @@ import {
 } from '@temporalio/workflow';
 import { parseSweepInput, durationMs, effectivePageSize, ReviewDecisions, type SweepConfig } from '../domain/sweep';
 import type { EntityFailure, AgentName } from '../domain/proposal';
-import type { RetiredEndpoint, SweepReport } from '../domain/report';
+import type { DeferredEntities, RetiredEndpoint, SweepReport } from '../domain/report';
 import { FailureType, arbiterWorkflowId } from '../domain/ids';
 import { catalogActivities, reportActivities, CATALOG_OPTIONS, REPORT_OPTIONS } from './activities';
 import { arbiterWorkflow } from './arbiter';
@@ -46,6 +46,8 @@ export interface SweepCarry {
   retired: RetiredEndpoint[];
   /** Human review: what waits for people (bounded: at most MAX_PARKED), carried to the execution that waits. */
   review?: ReviewCarry;
+  /** fitBudget: what the plan left for the next sweep (a count and the first ids). */
+  deferred?: DeferredEntities;
   counts: {
     approved: number;
     rejected: number;
@@ -218,6 +220,18 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
       retired: [],
       counts: { approved: 0, rejected: 0, notReviewed: 0, written: 0, entitiesDone: 0, pagesDone: 0 },
     };
+    if (cfg.fitBudget) {
+      // Plan before any call; sweep what fits (the plan stores the choice as the sweep's selection).
+      const plan = await modelActivities(cfg).planSweep.executeWithOptions(
+        { ...REPORT_OPTIONS, summary: 'fit the sweep to its model budget' },
+        [{ sweep: raw, ledgerKey }],
+      );
+      state.entityCount = plan.fitting;
+      state.pageSize = effectivePageSize(cfg.pageSize, plan.fitting);
+      state.pageCount = Math.ceil(plan.fitting / state.pageSize);
+      if (plan.deferred > 0)
+        state.deferred = { count: plan.deferred, first: plan.firstDeferred, verdict: plan.verdict, plan: plan.text };
+    }
     progress.catalog = state.catalogName;
     progress.pageCount = state.pageCount;
     progress.entitiesRequested = state.entityCount;
@@ -627,6 +641,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
         breakerTripped,
         executions: state.execution,
         extraPartialReasons: [],
+        ...(state.deferred ? { deferred: state.deferred } : {}),
         ...(cfg.humanReview
           ? {
               humanReview: {
@@ -648,7 +663,12 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     summary: {
       // Persisted with the run (unlike the live details): readable in the Web UI after every worker stopped.
       verdict: report.partial ? 'PARTIAL' : 'COMPLETE',
-      reason: report.partial ? report.partialReasons.join('; ').slice(0, 1500) : 'everything asked was done',
+      reason: report.partial
+        ? report.partialReasons.join('; ').slice(0, 1500)
+        : report.deferred
+          ? `everything it chose to do was done; ${report.deferred.count} entities deferred to the next sweep to fit the model budget`
+          : 'everything asked was done',
+      ...(report.deferred ? { deferred: report.deferred.count } : {}),
       fullReport: `argus report ${sweepId} --format html --out report.html (or the file ${report.reportFile})`,
       reportFile: report.reportFile,
       partial: report.partial,
@@ -684,7 +704,9 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
   });
   progress.phase = 'done';
   setCurrentDetails(
-    `${report.partial ? '**PARTIAL** — ' + report.partialReasons.join('; ') : '**Complete**'}\n\n` +
+    `${report.partial ? '**PARTIAL** — ' + report.partialReasons.join('; ') : '**Complete**'}` +
+      (report.deferred ? ` — ${report.deferred.count} entities deferred to the next sweep (model budget)` : '') +
+      '\n\n' +
       `${report.entities.processed}/${report.entities.requested} entities processed; approved ${report.outcomes.approved}, ` +
       `rejected ${report.outcomes.rejected}, not reviewed ${report.outcomes.not_reviewed}; written ${report.written}.\n\n` +
       `Full report: \`argus report ${sweepId} --format html --out report.html\` (file: ${report.reportFile}). ` +

@@ -1,0 +1,29 @@
+import { ApplicationFailure, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
+import type { ModelActivities } from '../activities/model-activities';
+import type { SweepPlan } from '../activities/plan';
+import { parseSweepInput } from '../domain/sweep';
+import { FailureType } from '../domain/ids';
+import { REPORT_OPTIONS } from './activities';
+
+const { planSweep } = proxyActivities<ModelActivities>(REPORT_OPTIONS);
+
+/**
+ * `argus sweep plan`: what a sweep with this input would spend on its models, before any call, and whether
+ * that fits what its endpoints have left. Invalid input fails at once, non-retryable, naming the fields.
+ * Makes no model call and writes nothing. Returns the plan (bounded: counts and samples of ids).
+ */
+export async function planSweepWorkflow(raw: unknown): Promise<SweepPlan> {
+  const parsed = parseSweepInput(raw);
+  if (!parsed.ok)
+    throw ApplicationFailure.create({
+      type: FailureType.InvalidSweepInput,
+      nonRetryable: true,
+      message: `Invalid sweep input: ${parsed.message}`,
+      details: [{ fields: parsed.fields }],
+    });
+  const plan = await planSweep.executeWithOptions({ ...REPORT_OPTIONS, summary: 'plan the model work' }, [
+    { sweep: raw },
+  ]);
+  setCurrentDetails(`**Plan: ${plan.verdict.replace(/_/g, ' ')}**\n\n${plan.text}`);
+  return plan;
+}
