@@ -21,7 +21,7 @@ import {
 } from './model/model-agents';
 import { reviewBatchWithModel, reviewWithModel } from './model/model-review';
 import { loadNeighbours } from './neighbours';
-import { endpointRooms, estimateNeeds, fitPlan, oldestUnreviewedFirst, type SweepPlan } from './plan';
+import { endpointRooms, estimateNeeds, fitPlan, oldestUnreviewedFirst, refit, type SweepPlan } from './plan';
 import { parseSweepInput } from '../domain/sweep';
 
 /**
@@ -223,7 +223,15 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       const audit = store.audit(store.auditKey(catalog.identity, snap.name));
       const ordered = await oldestUnreviewedFirst(order, audit);
       const rooms = await endpointRooms(cfg.endpoints, store.usage, pacer);
-      const { chosen, ...plan } = fitPlan(needs, ordered, rooms, notes);
+      const first = fitPlan(needs, ordered, rooms, notes);
+      // The chosen entities swept alone make batches of their own: re-plan them, shrinking until they fit.
+      const chosen = await refit(first.chosen, first.available.tokens, async (ids) => {
+        const again = await estimateNeeds(catalog, cfg, snap.name, () => Context.current().heartbeat(), ids);
+        return again.needs;
+      });
+      const { chosen: _all, ...plan } =
+        chosen.length === first.chosen.length ? first : fitPlan(needs, ordered, rooms, notes, new Set(chosen));
+      void _all;
       if (input.ledgerKey) await store.ledger(input.ledgerKey).writeSelection(chosen);
       return plan;
     },

@@ -6,7 +6,7 @@ import { effectivePageSize } from '../domain/sweep';
 import { proposalId } from '../domain/digest';
 import { NO_MODEL_AGENTS } from '../judgment/agents';
 import { mechanicalReview } from '../judgment/mechanical-gate';
-import { estimateTokens, paceKey } from '../llm/client';
+import { paceKey } from '../llm/client';
 import { BATCH_SYSTEM_PROMPTS, SYSTEM_PROMPTS, userMessage } from '../llm/prompts';
 import type { Pacer } from '../llm/pacer';
 import { AGENT_TASK, batchEntities, estimateEntityTokens, needsModelCall } from './model/model-agents';
@@ -56,7 +56,13 @@ const SAMPLE = 20;
  * Headroom for what the estimate cannot know: the provider's tokenizer (ARGUS counts ~4 characters a token) and
  * how long the answers really are. An entity is taken only while its estimate times this still fits.
  */
-export const PLAN_MARGIN = 1.15;
+export const PLAN_MARGIN = 1.1;
+/**
+ * Characters per token a plan counts: JSON evidence is punctuation-dense and runs nearer 3 characters a token on
+ * common tokenizers than the 4 of English prose (what usage estimates use), so a plan errs on the side of "no".
+ */
+const PLAN_CHARS_PER_TOKEN = 3;
+const planTokens = (text: string) => Math.ceil(text.length / PLAN_CHARS_PER_TOKEN);
 /** A rate-limit window that resets sooner than this is paced, not planned against (a per-minute TPM window). */
 const LONG_WINDOW_MS = 60 * 60 * 1000;
 
@@ -81,7 +87,7 @@ function batchTokens(
     task === 'review'
       ? JSON.stringify({ argusTask: 'review', entities: evidence, proposals })
       : userMessage({ argusTask: task, entities: evidence } as Parameters<typeof userMessage>[0]);
-  return { prompt: estimateTokens(system) + estimateTokens(user), output };
+  return { prompt: planTokens(system) + planTokens(user), output };
 }
 
 /**
@@ -95,8 +101,10 @@ export async function estimateNeeds(
   cfg: SweepConfig,
   catalogName: string,
   onPage: () => void,
+  /** Only these entities, paged as a sweep of just them would be (a fitBudget sweep's selection). */
+  only?: string[],
 ): Promise<{ needs: Map<string, EntityNeed>; order: string[]; notes: string[] }> {
-  const snap = await catalog.snapshot();
+  const snap = only ? { ids: only } : await catalog.snapshot();
   const ctx = await catalogContext(catalog);
   const pageSize = effectivePageSize(cfg.pageSize, snap.ids.length);
   const batch = cfg.modelBatch;
@@ -241,6 +249,8 @@ export function fitPlan(
   order: string[],
   rooms: EndpointRoom[],
   notes: string[],
+  /** At most these (a prefix of the order that `refit` found to fit when swept alone). */
+  cap?: Set<string>,
 ): SweepPlan & { chosen: string[] } {
   const sum = (xs: (number | null)[]) => (xs.some((x) => x === null) ? null : xs.reduce<number>((a, b) => a + b!, 0));
   const tokensLeft = rooms.length ? sum(rooms.map((r) => r.remainingTokens)) : null;
@@ -255,6 +265,7 @@ export function fitPlan(
     const n = needs.get(id)!;
     const fits =
       !stopped &&
+      (!cap || cap.has(id)) &&
       (tokensLeft === null || (tokens + tokensOf(n)) * PLAN_MARGIN <= tokensLeft) &&
       (requestsLeft === null || Math.ceil(calls + n.calls) <= requestsLeft);
     // In order, without skipping: a later, smaller entity never jumps the queue of an older one.
@@ -302,4 +313,25 @@ export function fitPlan(
     text,
     chosen,
   };
+}
+
+/**
+ * What a chosen subset really costs: swept alone, its entities form batches of their own (each call carrying
+ * the instructions), which the shares of the whole-catalog plan undercount. Re-plan the subset and shrink it
+ * from the end until its own estimate, with the margin, fits what is left.
+ */
+export async function refit(
+  chosen: string[],
+  left: number | null,
+  replan: (ids: string[]) => Promise<Map<string, EntityNeed>>,
+): Promise<string[]> {
+  if (left === null || chosen.length === 0) return chosen;
+  let ids = chosen;
+  for (let round = 0; round < 8 && ids.length > 0; round++) {
+    const needs = await replan(ids);
+    const total = [...needs.values()].reduce((a, n) => a + tokensOf(n), 0) * PLAN_MARGIN;
+    if (total <= left) return ids;
+    ids = ids.slice(0, Math.min(ids.length - 1, Math.floor((ids.length * left) / total)));
+  }
+  return ids;
 }

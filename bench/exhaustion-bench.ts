@@ -5,6 +5,9 @@
 //   openaiDefault  the openai SDK with its default retries (it retries 429 without reading the body)
 // Each prints wallMs (start to final report) and callsAfterExhaustion (calls the provider received after its
 // first answer saying the quota was spent).
+//   planned        the same catalog on a free tier declared as 100,000 tokens a day, 99 % already spent (the
+//                  provider refuses past the 1,000 tokens left): `sweep plan` before any call, then a fitBudget
+//                  sweep that takes what fits and defers the rest.
 import { mkdtempSync, copyFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -20,6 +23,9 @@ import { SYSTEM_PROMPTS } from '../llm/prompts';
 import type { SweepReport } from '../domain/report';
 import { CatalogFile } from '../domain/catalog';
 import { ROOT, startDevServer } from './support';
+import { fileStateStore, usageDay } from '../activities/state-store';
+import { paceKey } from '../llm/client';
+import type { SweepPlan } from '../activities/plan';
 
 const SCENARIO = 'daily-quota-3';
 const ENTITIES = 45;
@@ -116,11 +122,8 @@ async function openaiDefault(
   };
 }
 
-async function argus(
-  fp: FakeProvider,
-  file: string,
-): Promise<Figures & { partial: boolean; notReviewed: number; reason: string }> {
-  fp.reset();
+/** A throwaway dev server and an in-process ARGUS worker on a fresh state folder, for `fn`. */
+async function withArgus<T>(fn: (client: Client, taskQueue: string, stateDir: string) => Promise<T>): Promise<T> {
   const server = await startDevServer();
   const taskQueue = `bench-exhaustion-${Date.now()}`;
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'argus-bench-ex-'));
@@ -138,33 +141,104 @@ async function argus(
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   try {
-    return await worker.runUntil(async () => {
-      const t0 = performance.now();
-      const report = (await client.workflow.execute('sweepWorkflow', {
-        taskQueue,
-        workflowId: `sweep/bench-exhaustion/${Date.now()}`,
-        args: [
-          {
-            catalog: { kind: 'file', path: file },
-            review: 'model',
-            agentBackend: 'rules',
-            endpoints: [{ id: 'quota-3', baseUrl: fp.baseUrl(SCENARIO), model: 'fake-model', apiKeyEnv: 'FAKE_KEY' }],
-          },
-        ],
-      })) as SweepReport;
-      const f = figures(fp, t0, report.partial ? 'partial report' : 'complete report');
-      return {
-        ...f,
-        partial: report.partial,
-        notReviewed: report.outcomes.not_reviewed,
-        reason: report.partialReasons.join('; ').slice(0, 300),
-      };
-    });
+    return await worker.runUntil(fn(client, taskQueue, stateDir));
   } finally {
     await connection.close();
     await nc.close();
     await server.stop();
   }
+}
+
+async function argus(
+  fp: FakeProvider,
+  file: string,
+): Promise<Figures & { partial: boolean; notReviewed: number; reason: string }> {
+  fp.reset();
+  return withArgus(async (client, taskQueue) => {
+    const t0 = performance.now();
+    const report = (await client.workflow.execute('sweepWorkflow', {
+      taskQueue,
+      workflowId: `sweep/bench-exhaustion/${Date.now()}`,
+      args: [
+        {
+          catalog: { kind: 'file', path: file },
+          review: 'model',
+          agentBackend: 'rules',
+          endpoints: [{ id: 'quota-3', baseUrl: fp.baseUrl(SCENARIO), model: 'fake-model', apiKeyEnv: 'FAKE_KEY' }],
+        },
+      ],
+    })) as SweepReport;
+    const f = figures(fp, t0, report.partial ? 'partial report' : 'complete report');
+    return {
+      ...f,
+      partial: report.partial,
+      notReviewed: report.outcomes.not_reviewed,
+      reason: report.partialReasons.join('; ').slice(0, 300),
+    };
+  });
+}
+
+const PLANNED_SCENARIO = 'token-quota-1000';
+const TOKENS_PER_DAY = 100_000;
+const SPENT = 99_000;
+
+/** The seed's free tier, planned: the plan says it does not fit before any call; fitBudget defers what does not. */
+async function planned(fp: FakeProvider, file: string) {
+  fp.reset();
+  const endpoint = {
+    id: 'free-tier',
+    baseUrl: fp.baseUrl(PLANNED_SCENARIO),
+    model: 'fake-model',
+    apiKeyEnv: 'FAKE_KEY',
+    budget: { tokensPerDay: TOKENS_PER_DAY },
+  };
+  const input = {
+    catalog: { kind: 'file', path: file },
+    review: 'model',
+    agentBackend: 'rules',
+    endpoints: [endpoint],
+  };
+  const stats = () => fp.stats()[`/s/${PLANNED_SCENARIO}`] ?? fp.stats()[`/s/${PLANNED_SCENARIO}/r/correct`];
+  return withArgus(async (client, taskQueue, stateDir) => {
+    // Earlier sweeps today spent 99 % of the day's tokens on this provider key.
+    await fileStateStore(stateDir).usage.add(paceKey(endpoint), usageDay(), SPENT, 0);
+    const plan = (await client.workflow.execute('planSweepWorkflow', {
+      taskQueue,
+      workflowId: `plan/bench-exhaustion/${Date.now()}`,
+      args: [input],
+    })) as SweepPlan;
+    const callsDuringPlan = stats()?.calls ?? 0;
+    const t0 = performance.now();
+    const report = (await client.workflow.execute('sweepWorkflow', {
+      taskQueue,
+      workflowId: `sweep/bench-exhaustion-planned/${Date.now()}`,
+      args: [{ ...input, fitBudget: true }],
+    })) as SweepReport;
+    const s = stats();
+    return {
+      budget: { tokensPerDay: TOKENS_PER_DAY, spentToday: SPENT, providerRefusesPast: TOKENS_PER_DAY - SPENT },
+      plan: {
+        verdict: plan.verdict,
+        entities: plan.entities,
+        fitting: plan.fitting,
+        deferred: plan.deferred,
+        wholeSweep: plan.needed,
+        text: plan.text,
+      },
+      callsDuringPlan,
+      sweep: {
+        wallMs: Math.round(performance.now() - t0),
+        swept: report.entities.requested,
+        deferred: report.deferred?.count ?? 0,
+        partial: report.partial,
+        calls: s?.calls ?? 0,
+        tokens: report.modelUsage.promptTokens + report.modelUsage.completionTokens,
+        refusedByProvider: s?.exhaustedAnswers ?? 0,
+        approved: report.outcomes.approved,
+        written: report.written,
+      },
+    };
+  });
 }
 
 async function main(): Promise<void> {
@@ -189,6 +263,11 @@ async function main(): Promise<void> {
     const n = await naive(fp, evidence);
     process.stderr.write('bench:exhaustion: openai SDK defaults…\n');
     const o = await openaiDefault(fp, evidence);
+    process.stderr.write('bench:exhaustion: planned (99 % of a 100,000-token day spent, fitBudget)…\n');
+    // A copy as it was before the argus run wrote its repairs: the same work to plan.
+    const fresh = path.join(dir, 'planned.json');
+    writeCatalog(fresh, cat);
+    const p = await planned(fp, fresh);
     const out = {
       scenario: {
         entities: ENTITIES,
@@ -199,13 +278,19 @@ async function main(): Promise<void> {
       argus: a,
       naive: n,
       openaiDefault: o,
+      planned: p,
     };
     if (json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
-    else
+    else {
       for (const [k, v] of Object.entries({ argus: a, naive: n, openaiDefault: o }))
         process.stdout.write(
           `${k.padEnd(14)} wallMs ${String(v.wallMs).padStart(7)}  callsAfterExhaustion ${String(v.callsAfterExhaustion).padStart(4)}  calls ${String(v.calls).padStart(4)}  ${v.outcome}\n`,
         );
+      process.stdout.write(
+        `${'planned'.padEnd(14)} plan ${p.plan.verdict} (${p.plan.fitting} of ${p.plan.entities} fit, ${p.callsDuringPlan} calls to plan); ` +
+          `fitBudget swept ${p.sweep.swept}, deferred ${p.sweep.deferred}, ${p.sweep.calls} calls, refused by the provider ${p.sweep.refusedByProvider}, partial ${p.sweep.partial}\n`,
+      );
+    }
   } finally {
     await fp.close();
   }

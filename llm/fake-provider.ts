@@ -25,6 +25,7 @@ export type FakeScenarioKind =
   | 'bad-request-400'
   | 'rate-limit-headers'
   | 'daily-headers'
+  | 'token-quota'
   | 'batch-drop-last'
   | 'batch-bad-item';
 
@@ -49,6 +50,7 @@ export const FAKE_SCENARIO_HELP: readonly string[] = [
   'bad-request-400: every call 400 invalid_request_error',
   'rate-limit-headers-R: normal answers saying x-ratelimit-remaining-tokens R, reset 2s',
   'daily-headers-R: normal answers saying x-ratelimit-remaining-tokens R, reset in 20h (a daily window)',
+  'token-quota-T: answers while its tokens (prompt + completion, ~4 characters a token) stay within T; then 429 tokens-per-day on every call',
   'batch-drop-last: a batched answer about several entities leaves the last entity out; others answer normally',
   'batch-bad-item: a batched answer about several entities spoils the last entity (missing field, bad decision)',
 ];
@@ -57,7 +59,7 @@ export const FAKE_SCENARIO_HELP: readonly string[] = [
 const UNNUMBERED =
   /^(?:ok|insufficient-quota|credits-402|server-500|malformed|throttle-unnamed|auth-401|bad-request-400|batch-drop-last|batch-bad-item)$/;
 const NUMBERED =
-  /^(burst|daily-quota|insufficient-quota-after|credits-402-after|server-500|malformed|slow|rate-limit-headers|daily-headers)-(\d+)$/;
+  /^(burst|daily-quota|insufficient-quota-after|credits-402-after|server-500|malformed|slow|rate-limit-headers|daily-headers|token-quota)-(\d+)$/;
 const MAX_SLOW_MS = 10 * 60 * 1000;
 
 /** The scenario a name stands for, or null when the name is unknown or its number is out of range. */
@@ -200,6 +202,8 @@ function planFor(sc: FakeScenario, n: number, answered: number, model: string): 
       return answer(rateHeaders(n, sc.n, '2s'));
     case 'daily-headers':
       return answer(rateHeaders(n, sc.n, '20h0m0s'));
+    case 'token-quota':
+      return answer(); // the quota itself is counted where the request's size is known (chat)
     case 'slow':
       return answer(normal, false, sc.n);
     case 'malformed':
@@ -392,6 +396,12 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
     const body = readChatRequest(raw);
     if (typeof body === 'string') return badRequest(body);
     const model = typeof body.model === 'string' && body.model ? body.model : 'argus-fake';
+    // A daily token quota: the call that would take the endpoint past it is refused, as a real provider does.
+    if (ep.scenario.kind === 'token-quota') {
+      const asked = Math.max(1, Math.ceil(JSON.stringify(body.messages).length / 4));
+      if (st.firstExhaustedAt !== null || st.promptTokens + st.completionTokens + asked > ep.scenario.n)
+        return reply(429, dailyBody(model), DAILY_HEADERS, 'daily token quota spent', true);
+    }
     const plan = planFor(ep.scenario, n, st.answered, model);
     if (plan.error) {
       const e = plan.error;
