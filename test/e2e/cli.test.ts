@@ -485,3 +485,37 @@ describe('review list, approve, reject on a sweep that waits for people', () => 
       expect(byId.get(p.proposalId)).toMatchObject({ outcome: 'rejected', reviewer: 'human:bob', written: false });
   });
 });
+
+test('sweep plan prints the plan and exits 0 when it fits, 3 when not; sweep start --plan refuses what does not fit', async () => {
+  const file = copyCatalog(DEMO_CATALOG, dir(), 'plan.json');
+  const ep = (tokensPerDay: number) => ({
+    id: 'free-tier',
+    baseUrl: 'http://127.0.0.1:9/v1', // never called: a plan makes no model call
+    model: `plan-${tokensPerDay}`,
+    budget: { tokensPerDay },
+  });
+  const input = (tokensPerDay: number) =>
+    JSON.stringify({
+      catalog: { kind: 'file', path: file },
+      review: 'model',
+      agentBackend: 'rules',
+      endpoints: [ep(tokensPerDay)],
+    });
+  const fresh = await argus(['sweep', 'plan', input(1_000_000)], env);
+  expectExit(fresh, 0);
+  expect(fresh.stdout).toMatch(/^Plan: FITS\n/);
+  expect(fresh.stdout).toMatch(/free-tier: 1,000,000 tokens left \(declared\); 0 spent today/);
+  const tight = await argus(['sweep', 'plan', input(1_000), '--json'], env);
+  expectExit(tight, 3);
+  const p = json<{ verdict: string; deferred: number; entities: number }>(tight);
+  expect(p.verdict).not.toBe('fits');
+  expect(p.deferred).toBeGreaterThan(0);
+  const inputFile = path.join(dir(), 'tight-input.json');
+  writeFileSync(inputFile, input(1_000));
+  const start = await argus(['sweep', 'start', '--input-file', inputFile, '--plan'], env);
+  expectExit(start, 3);
+  expect(start.stderr).toMatch(/Not started: the sweep does not fit its model budget/);
+  const bad = await argus(['sweep', 'plan', '{"catalog":{"kind":"nope"}}'], env);
+  expect(bad.code).not.toBe(0);
+  expect(bad.stderr).toMatch(/catalog/);
+});
