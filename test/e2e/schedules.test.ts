@@ -134,6 +134,8 @@ test('two triggered runs have their own ids and their own breaker: neither inher
       agentBackend: 'rules',
       // Two answers, then "tokens per day" spent: the run retires the endpoint and trips its breaker.
       endpoints: [{ id: 'a', baseUrl: fp.baseUrl('daily-quota-2'), model: 'fake-model', apiKeyEnv: KEY_ENV }],
+      // One call per entity, so the two answers run out within the run (batched, two calls would do it all).
+      modelBatch: { entities: 1 },
     }),
   );
   const created = await argus(

@@ -1,0 +1,630 @@
+// npm run bench:model [-- --json] [--latency-ms 300] [--concurrency 8] [--sizes demo,1000]
+//                       [--max-output-tokens 900] [--page-concurrency N]
+// Model sweeps (all three agents model-backed, model review) of the demo catalog and a generated one on a
+// throwaway dev server, the worker in its own process (compiled code), against the fake provider answering
+// after --latency-ms: batched (the default modelBatch) and unbatched ({entities: 1}). Beside each, a plain
+// in-process loop making the same calls (same batching, limits, latency and concurrency) without Temporal.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { generateCatalog } from '../catalog/generate';
+import { applyChange } from '../catalog/file-repairs';
+import { CatalogFile, type CatalogEntity } from '../domain/catalog';
+import { proposalId } from '../domain/digest';
+import type { AgentName, Outcome, Proposal, ProposalChange } from '../domain/proposal';
+import type { SweepReport, TokenTotals } from '../domain/report';
+import { effectivePageSize, parseSweepInput, type EndpointConfig, type SweepConfig } from '../domain/sweep';
+import { createCatalogContext, type CatalogContext } from '../judgment/catalog-context';
+import type { Neighbours } from '../judgment/description-evidence';
+import { mechanicalReview } from '../judgment/mechanical-gate';
+import type { CallOptions, TokenCount } from '../llm/client';
+import { startFakeProvider, type FakeProvider } from '../llm/fake-provider';
+import { Pacer } from '../llm/pacer';
+import {
+  batchEntities,
+  estimateEntityTokens,
+  needsModelCall,
+  proposeBatchWithModel,
+  proposeWithModel,
+} from '../activities/model/model-agents';
+import { reviewBatchWithModel, reviewWithModel } from '../activities/model/model-review';
+import { ROOT, startDevServer, killTree, cpuMs } from './support';
+
+const KEY_ENV = 'ARGUS_BENCH_FAKE_KEY';
+// The fake provider reads no key; the worker only needs the variable apiKeyEnv names to be set.
+const KEY_VALUE = 'bench-fake-key-not-a-secret';
+const SCENARIO = 'ok';
+const REVIEWER = 'correct';
+const MODES = ['batched', 'unbatched'] as const;
+type Mode = (typeof MODES)[number];
+const TARGETS = { callsPerEntityMax: 0.5, tokensReductionMin: 3, ratioMax: 1.2 } as const;
+
+interface Usage {
+  calls: number;
+  promptTokens: number;
+  completionTokens: number;
+  byAgent: Record<string, TokenTotals>;
+}
+
+interface LoopResult extends Usage {
+  wallMs: number;
+  approved: number;
+  rejected: number;
+  written: number;
+  /** Calls the pacer (llm/pacer.ts) held back on the provider's x-ratelimit headers, and for how long in all. */
+  pacedCalls: number;
+  pacedMs: number;
+}
+
+interface ModeResult {
+  entities: number;
+  calls: number;
+  callsPerEntity: number;
+  promptTokensPerEntity: number;
+  completionTokensPerEntity: number;
+  wallMs: number;
+  inProcessWallMs: number;
+  ratio: number;
+  promptTokens: number;
+  completionTokens: number;
+  /** The sweep's report.modelUsage.byAgent (`review` is the Arbiter's model review). */
+  byAgent: Record<string, TokenTotals>;
+  /** What the fake provider counted during the sweep, and whether the report's modelUsage agrees. */
+  fakeProvider: { calls: number; promptTokens: number; completionTokens: number; counterResets: number };
+  countsMatch: boolean;
+  sweep: { approved: number; rejected: number; notReviewed: number; written: number; partial: boolean };
+  /**
+   * CPU time used during the sweep by the worker, the dev server and this process (the fake provider and the
+   * client), and during the loop by this process (the loop and the fake provider). 2 cores: at most 2 × wall.
+   */
+  cpuMs: { sweepWorker: number; sweepServer: number; sweepBench: number; loopBench: number };
+  inProcess: {
+    calls: number;
+    callsPerEntity: number;
+    promptTokensPerEntity: number;
+    completionTokensPerEntity: number;
+    promptTokens: number;
+    completionTokens: number;
+    byAgent: Record<string, TokenTotals>;
+    approved: number;
+    rejected: number;
+    written: number;
+    pacedCalls: number;
+    pacedMs: number;
+  };
+  /** The sweep approved and wrote what the loop did, with the same number of calls. */
+  sameAsLoop: boolean;
+}
+
+/** Requests the fake provider receives on one endpoint between resets of its counters. */
+const ROLLOVER_CALLS = 500;
+
+/**
+ * What the fake provider received on one endpoint during a run, its counters folded in and reset every
+ * ROLLOVER_CALLS requests: its x-ratelimit-remaining-requests is 1,000 less the requests since the last reset
+ * (not per minute), so past 1,000 calls in one run every answer would say "0 left, reset in 1 s" and the
+ * pacer (sweep and loop alike) would hold each call ~1 s. Requests and tokens are counted as a request
+ * arrives, so none is lost across a reset.
+ */
+class FakeTally {
+  private calls = 0;
+  private promptTokens = 0;
+  private completionTokens = 0;
+  private resets = 0;
+  private timer: NodeJS.Timeout | undefined;
+  constructor(
+    private readonly fp: FakeProvider,
+    private readonly key: string,
+  ) {}
+  private fold(): void {
+    const s = this.fp.stats()[this.key];
+    this.fp.reset();
+    if (!s) return;
+    this.calls += s.calls;
+    this.promptTokens += s.promptTokens;
+    this.completionTokens += s.completionTokens;
+  }
+  start(): void {
+    this.fp.reset();
+    this.timer = setInterval(() => {
+      if ((this.fp.stats()[this.key]?.calls ?? 0) >= ROLLOVER_CALLS) {
+        this.fold();
+        this.resets++;
+      }
+    }, 50);
+  }
+  stop(): { calls: number; promptTokens: number; completionTokens: number; counterResets: number } {
+    clearInterval(this.timer);
+    this.fold();
+    const t = { calls: this.calls, promptTokens: this.promptTokens, completionTokens: this.completionTokens };
+    return { ...t, counterResets: this.resets };
+  }
+}
+
+/** A counting semaphore, the loop's stand-in for the endpoint's maxInFlight slots in the worker. */
+class Slots {
+  private queue: (() => void)[] = [];
+  private inUse = 0;
+  constructor(private readonly size: number) {}
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.inUse >= this.size) await new Promise<void>((r) => this.queue.push(r));
+    else this.inUse++;
+    try {
+      return await fn();
+    } finally {
+      const next = this.queue.shift();
+      if (next) next();
+      else this.inUse--;
+    }
+  }
+}
+
+/** At most `limit` items at once, taken in order: what the workflows' pool() does. */
+async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (i < items.length) await fn(items[i++] as T);
+    }),
+  );
+}
+
+/**
+ * The sweep's model work without Temporal, on the catalog in memory: pages as the sweep reads them (the same
+ * page size, `cfg.concurrency` pages at once); per page every agent on the entities needsModelCall selects, in
+ * batches planned as planModelBatches plans them (one entity per call unbatched), an entity a batch answer lacks
+ * asked alone; the mechanical gate; the model review of what it passes, batched the same way; approved changes
+ * applied. Every call goes through one `maxInFlight` limiter and a pacer, as in the worker.
+ */
+async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.ProcessEnv): Promise<LoopResult> {
+  const t0 = performance.now();
+  const cat = CatalogFile.parse(JSON.parse(text));
+  const entities = cat.entities as CatalogEntity[];
+  const ctx: CatalogContext = createCatalogContext(entities.map((e) => e.id));
+  const byId = new Map(entities.map((e) => [e.id, e]));
+  // The whole catalog in memory: what loadNeighbours would read from the file, always at hand.
+  const neighbours: Neighbours = { get: (id) => byId.get(id) };
+  const endpoint = cfg.endpoints[0]!;
+  const batched = cfg.modelBatch.entities > 1;
+  const limits = {
+    maxEntities: cfg.modelBatch.entities,
+    promptTokens: cfg.modelBatch.promptTokens,
+    outputTokens: Math.min(...cfg.endpoints.map((e) => e.maxOutputTokens)),
+  };
+  const slots = new Slots(endpoint.maxInFlight);
+  const pacer = new Pacer();
+  const r: LoopResult = {
+    wallMs: 0,
+    calls: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    byAgent: {},
+    approved: 0,
+    rejected: 0,
+    written: 0,
+    pacedCalls: 0,
+    pacedMs: 0,
+  };
+  const options = (agent: string): CallOptions => ({
+    endpoint,
+    env,
+    pacer,
+    onWait: (ms) => {
+      r.pacedCalls++;
+      r.pacedMs += ms;
+    },
+    onUsage: (t: TokenCount) => {
+      r.calls++;
+      r.promptTokens += t.promptTokens;
+      r.completionTokens += t.completionTokens;
+      const a = (r.byAgent[agent] ??= { calls: 0, promptTokens: 0, completionTokens: 0 });
+      a.calls++;
+      a.promptTokens += t.promptTokens;
+      a.completionTokens += t.completionTokens;
+    },
+  });
+
+  async function agentOnPage(agent: AgentName, page: CatalogEntity[], out: Proposal[]): Promise<void> {
+    const describing = agent === 'description-drafter';
+    const keep = (entityId: string, changes: ProposalChange[]) => {
+      for (const change of changes)
+        out.push({ id: proposalId(cat.name, entityId, change), entityId, agent, change, evidence: [] });
+    };
+    let alone = page;
+    if (batched) {
+      const wanted = page.filter((e) => needsModelCall(agent, e));
+      const batches = batchEntities(
+        wanted,
+        (e) => estimateEntityTokens(agent, e, ctx, describing ? neighbours : undefined),
+        limits,
+      );
+      const lacking: string[] = [];
+      await pool(batches, cfg.modelConcurrency, async (batch) => {
+        const answer = await slots.run(() =>
+          proposeBatchWithModel(
+            agent,
+            batch.map((entity) => ({ entity, ...(describing ? { neighbours } : {}) })),
+            ctx,
+            options(agent),
+          ),
+        );
+        for (const [entityId, changes] of answer.byEntity) keep(entityId, changes);
+        lacking.push(...answer.missing);
+      });
+      alone = lacking.sort().map((id) => byId.get(id)!);
+    }
+    // proposeWithModel makes no call for an entity needsModelCall skips, as modelAgentOnEntity.
+    await pool(alone, cfg.modelConcurrency, async (entity) => {
+      const changes = await slots.run(() =>
+        proposeWithModel(agent, entity, ctx, options(agent), describing ? neighbours : undefined),
+      );
+      keep(entity.id, changes);
+    });
+  }
+
+  async function reviewPage(proposals: Proposal[]): Promise<Outcome[]> {
+    // The gate as reviewPageMechanically runs it; in model mode what it approves goes to the model.
+    const passed = new Map<string, Proposal[]>();
+    for (const p of proposals) {
+      if (mechanicalReview(p, byId.get(p.entityId), ctx, neighbours).decision === 'rejected') r.rejected++;
+      else passed.set(p.entityId, [...(passed.get(p.entityId) ?? []), p]);
+    }
+    const outcomes: Outcome[] = [];
+    const ids = [...passed.keys()].sort();
+    let alone = ids;
+    if (batched) {
+      const batches = batchEntities(
+        ids.map((id) => byId.get(id)!),
+        (e) => estimateEntityTokens('review', e, ctx, neighbours, passed.get(e.id) ?? []),
+        limits,
+      );
+      const lacking: string[] = [];
+      await pool(batches, cfg.modelConcurrency, async (batch) => {
+        const answer = await slots.run(() =>
+          reviewBatchWithModel({
+            items: batch.map((entity) => ({ entity, neighbours })),
+            ctx,
+            proposals: batch.flatMap((e) => passed.get(e.id) ?? []),
+            ...options('review'),
+          }),
+        );
+        outcomes.push(...answer.outcomes);
+        lacking.push(...answer.missing);
+      });
+      alone = lacking.sort();
+    }
+    await pool(alone, cfg.modelConcurrency, async (id) => {
+      outcomes.push(
+        ...(await slots.run(() =>
+          reviewWithModel({
+            entity: byId.get(id)!,
+            ctx,
+            neighbours,
+            proposals: passed.get(id) ?? [],
+            ...options('review'),
+          }),
+        )),
+      );
+    });
+    return outcomes;
+  }
+
+  const pageSize = effectivePageSize(cfg.pageSize, entities.length);
+  const pageCount = Math.ceil(entities.length / pageSize);
+  let cursor = 0;
+  const lanes = Array.from({ length: Math.min(cfg.concurrency, pageCount) }, async () => {
+    while (cursor < pageCount) {
+      const index = cursor++;
+      const page = entities.slice(index * pageSize, (index + 1) * pageSize);
+      const proposals: Proposal[] = [];
+      await Promise.all(cfg.agents.map((agent) => agentOnPage(agent, page, proposals)));
+      // The ledger keeps one proposal per id.
+      const unique = [...new Map(proposals.map((p) => [p.id, p])).values()];
+      const verdicts = new Map((await reviewPage(unique)).map((o) => [o.proposalId, o.decision]));
+      for (const p of unique) {
+        const decision = verdicts.get(p.id);
+        if (decision === 'rejected') r.rejected++;
+        if (decision !== 'approved') continue;
+        r.approved++;
+        if (applyChange(byId.get(p.entityId)!, p.change, p.id, cfg.overwriteHumanText).status === 'written')
+          r.written++;
+      }
+    }
+  });
+  await Promise.all(lanes);
+  r.wallMs = performance.now() - t0;
+  return r;
+}
+
+/** A worker process on compiled code, polling its own task queue, with the fake key in its environment. */
+async function startWorker(address: string, taskQueue: string, stateDir: string): Promise<ChildProcess> {
+  const worker = spawn(process.execPath, [path.join(ROOT, 'dist', 'worker', 'main.js')], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: address,
+      ARGUS_TASK_QUEUE: taskQueue,
+      ARGUS_STATE_DIR: stateDir,
+      ARGUS_STATE_URL: '',
+      [KEY_ENV]: KEY_VALUE,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true,
+  });
+  await new Promise<void>((resolve, reject) => {
+    // The listener stays: it keeps the pipe drained for the worker's whole life.
+    worker.stdout!.on('data', (d: Buffer) => d.toString().includes('polling') && resolve());
+    worker.once('exit', (c) => reject(new Error(`worker exited with ${c}`)));
+  });
+  return worker;
+}
+
+function catalogText(size: string): string {
+  if (size === 'demo') return readFileSync(path.join(ROOT, 'catalog', 'demo', 'shop-warehouse.json'), 'utf8');
+  const n = Number(size);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--sizes: demo or a number of entities, not "${size}"`);
+  // Kept as generated: 90 % of the descriptions are marked as written by ARGUS.
+  return JSON.stringify(generateCatalog({ entities: n, seed: 42, name: `bench-${size}` }));
+}
+
+function numberArg(flag: string, dflt: number, min: number, max: number): number {
+  const i = process.argv.indexOf(flag);
+  if (i < 0) return dflt;
+  const v = Number(process.argv[i + 1]);
+  if (!Number.isInteger(v) || v < min || v > max) throw new Error(`${flag}: an integer from ${min} to ${max}`);
+  return v;
+}
+
+/** CPU time (user + system) this process used since `from`, in milliseconds. */
+function benchCpu(from: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(from);
+  return (d.user + d.system) / 1000;
+}
+
+const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+async function main(): Promise<void> {
+  const json = process.argv.includes('--json');
+  const latencyMs = numberArg('--latency-ms', 300, 0, 600_000);
+  // modelConcurrency (at most 32) and maxInFlight of the endpoint are the same figure here.
+  const concurrency = numberArg('--concurrency', 8, 1, 32);
+  // The endpoint's answer budget (EndpointConfig's default 900) bounds how many entities a batch may hold.
+  const maxOutputTokens = numberArg('--max-output-tokens', 900, 16, 32000);
+  // Pages in flight (the sweep's `concurrency`, and the loop's); absent: the sweep's default.
+  const pIdx = process.argv.indexOf('--page-concurrency');
+  const pages = pIdx >= 0 ? numberArg('--page-concurrency', 4, 1, 64) : undefined;
+  const sIdx = process.argv.indexOf('--sizes');
+  const sizes = (sIdx >= 0 && process.argv[sIdx + 1] ? process.argv[sIdx + 1]! : 'demo,1000').split(',');
+  const texts = new Map(sizes.map((s) => [s, catalogText(s)]));
+  const say = (s: string) => process.stderr.write(s + '\n');
+
+  say('bench:model: building (npm run build)…');
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const fp: FakeProvider = await startFakeProvider({ port: 0, latencyMs });
+  const endpointKey = fp.endpointKey(SCENARIO, REVIEWER);
+  const endpoint: EndpointConfig = {
+    id: 'fake',
+    baseUrl: fp.baseUrl(SCENARIO, REVIEWER),
+    model: 'fake-model',
+    apiKeyEnv: KEY_ENV,
+    structuredOutput: 'json_schema',
+    maxOutputTokens,
+    timeoutMs: 60_000,
+    maxInFlight: concurrency,
+  };
+  const server = await startDevServer();
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection });
+  const catalogs: Record<string, Record<string, unknown>> = {};
+  const met: Record<string, Record<string, boolean>> = {};
+  let batchLimits: SweepConfig['modelBatch'] | undefined;
+  let pageConcurrency = 0;
+  const lines: string[] = [];
+  try {
+    for (const size of sizes) {
+      const text = texts.get(size)!;
+      const results: Partial<Record<Mode, ModeResult>> = {};
+      for (const mode of MODES) {
+        const dir = mkdtempSync(path.join(os.tmpdir(), `argus-bench-model-${size}-`));
+        const file = path.join(dir, 'catalog.json');
+        writeFileSync(file, text);
+        const input = {
+          catalog: { kind: 'file' as const, path: file },
+          review: 'model' as const,
+          agentBackend: 'model' as const,
+          endpoints: [endpoint],
+          modelConcurrency: concurrency,
+          ...(pages !== undefined ? { concurrency: pages } : {}),
+          ...(mode === 'unbatched' ? { modelBatch: { entities: 1 } } : {}),
+        };
+        const parsed = parseSweepInput(input);
+        if (!parsed.ok) throw new Error(parsed.message);
+        const cfg = parsed.value;
+        if (mode === 'batched') batchLimits = cfg.modelBatch;
+        pageConcurrency = cfg.concurrency;
+
+        // A task queue per worker process: no task can go to a poll a previous (stopped) worker left.
+        const taskQueue = `bench-model-${Date.now()}-${size}-${mode}`;
+        const worker = await startWorker(server.address, taskQueue, path.join(dir, 'state'));
+        say(`bench:model: sweeping ${size} (${mode})…`);
+        const tally = new FakeTally(fp, endpointKey);
+        tally.start();
+        let report: SweepReport;
+        let wallMs: number;
+        let cpu0: { worker: number; server: number; bench: NodeJS.CpuUsage };
+        let sweepCpu: { worker: number; server: number; bench: number };
+        try {
+          cpu0 = { worker: cpuMs(worker.pid!), server: cpuMs(server.pid), bench: process.cpuUsage() };
+          const t0 = performance.now();
+          report = (await client.workflow.execute('sweepWorkflow', {
+            taskQueue,
+            workflowId: `sweep/bench-model-${size}-${mode}/${Date.now()}`,
+            args: [input],
+          })) as SweepReport;
+          wallMs = performance.now() - t0;
+          sweepCpu = {
+            worker: cpuMs(worker.pid!) - cpu0.worker,
+            server: cpuMs(server.pid) - cpu0.server,
+            bench: benchCpu(cpu0.bench),
+          };
+        } finally {
+          await killTree(worker);
+        }
+        const seen = tally.stop();
+        const u = report.modelUsage;
+        // The report counts answered calls only: equal requests mean every request was answered.
+        const countsMatch =
+          u.calls === seen.calls &&
+          u.promptTokens === seen.promptTokens &&
+          u.completionTokens === seen.completionTokens;
+        if (!countsMatch)
+          say(
+            `bench:model: WARNING ${size} ${mode}: the report counts ${u.calls} calls, ${u.promptTokens}+${u.completionTokens} tokens; ` +
+              `the fake provider ${seen.calls} requests, ${seen.promptTokens}+${seen.completionTokens} tokens`,
+          );
+
+        say(`bench:model: in-process loop ${size} (${mode})…`);
+        const loopTally = new FakeTally(fp, endpointKey);
+        loopTally.start();
+        const loopCpu0 = process.cpuUsage();
+        const loop = await inProcessLoop(text, cfg, { [KEY_ENV]: KEY_VALUE });
+        const loopCpu = benchCpu(loopCpu0);
+        const loopSeen = loopTally.stop();
+        if (loopSeen.calls !== loop.calls || loopSeen.promptTokens !== loop.promptTokens)
+          say(
+            `bench:model: WARNING ${size} ${mode}: the loop counted ${loop.calls} calls, the fake provider ${loopSeen.calls}`,
+          );
+        if (!process.env.ARGUS_BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
+
+        const n = report.entities.requested;
+        const per = (x: number, digits: number) => round(x / n, digits);
+        const sweep = {
+          approved: report.outcomes.approved,
+          rejected: report.outcomes.rejected,
+          notReviewed: report.outcomes.not_reviewed,
+          written: report.written,
+          partial: report.partial,
+        };
+        const result: ModeResult = {
+          entities: n,
+          calls: u.calls,
+          callsPerEntity: per(u.calls, 3),
+          promptTokensPerEntity: per(u.promptTokens, 1),
+          completionTokensPerEntity: per(u.completionTokens, 1),
+          wallMs: Math.round(wallMs),
+          inProcessWallMs: Math.round(loop.wallMs),
+          ratio: round(wallMs / loop.wallMs, 2),
+          promptTokens: u.promptTokens,
+          completionTokens: u.completionTokens,
+          byAgent: u.byAgent,
+          fakeProvider: seen,
+          countsMatch,
+          sweep,
+          cpuMs: {
+            sweepWorker: Math.round(sweepCpu.worker),
+            sweepServer: Math.round(sweepCpu.server),
+            sweepBench: Math.round(sweepCpu.bench),
+            loopBench: Math.round(loopCpu),
+          },
+          inProcess: {
+            calls: loop.calls,
+            callsPerEntity: per(loop.calls, 3),
+            promptTokensPerEntity: per(loop.promptTokens, 1),
+            completionTokensPerEntity: per(loop.completionTokens, 1),
+            promptTokens: loop.promptTokens,
+            completionTokens: loop.completionTokens,
+            byAgent: loop.byAgent,
+            approved: loop.approved,
+            rejected: loop.rejected,
+            written: loop.written,
+            pacedCalls: loop.pacedCalls,
+            pacedMs: Math.round(loop.pacedMs),
+          },
+          sameAsLoop:
+            sweep.approved === loop.approved &&
+            sweep.written === loop.written &&
+            sweep.rejected === loop.rejected &&
+            u.calls === loop.calls,
+        };
+        if (!result.sameAsLoop)
+          say(
+            `bench:model: WARNING ${size} ${mode}: the sweep approved ${sweep.approved}, rejected ${sweep.rejected}, wrote ${sweep.written} ` +
+              `in ${u.calls} calls; the loop ${loop.approved}, ${loop.rejected}, ${loop.written} in ${loop.calls}`,
+          );
+        results[mode] = result;
+        lines.push(
+          `${size.padEnd(6)} ${mode.padEnd(9)} ${String(n).padStart(5)} entities  ${String(result.callsPerEntity).padStart(6)} calls/entity (${u.calls})  ` +
+            `tokens/entity ${result.promptTokensPerEntity} prompt + ${result.completionTokensPerEntity} completion  ` +
+            `sweep ${result.wallMs} ms  loop ${result.inProcessWallMs} ms  ratio ${result.ratio}x  ` +
+            `approved ${sweep.approved}/${loop.approved}  written ${sweep.written}/${loop.written} (sweep/loop)` +
+            (countsMatch ? '' : '  COUNTS DIFFER FROM THE FAKE PROVIDER'),
+        );
+        say(`bench:model: ${lines[lines.length - 1]!}`);
+      }
+      const b = results.batched!;
+      const ub = results.unbatched!;
+      const tokens = (m: ModeResult) => m.promptTokensPerEntity + m.completionTokensPerEntity;
+      const comparison = {
+        tokensPerEntityReduction: round(tokens(ub) / tokens(b), 2),
+        promptTokensPerEntityReduction: round(ub.promptTokensPerEntity / b.promptTokensPerEntity, 2),
+        callsPerEntity: { batched: b.callsPerEntity, unbatched: ub.callsPerEntity },
+      };
+      catalogs[size] = { batched: b, unbatched: ub, comparison };
+      met[size] = {
+        callsPerEntityMax: b.callsPerEntity <= TARGETS.callsPerEntityMax,
+        tokensReductionMin: comparison.tokensPerEntityReduction >= TARGETS.tokensReductionMin,
+        ratioMax: b.ratio <= TARGETS.ratioMax && ub.ratio <= TARGETS.ratioMax,
+        ratioMaxBatched: b.ratio <= TARGETS.ratioMax,
+        ratioMaxUnbatched: ub.ratio <= TARGETS.ratioMax,
+      };
+      lines.push(
+        `${size.padEnd(6)} targets   batched calls/entity ${b.callsPerEntity} <= ${TARGETS.callsPerEntityMax}: ${met[size].callsPerEntityMax}  ` +
+          `tokens/entity reduction ${comparison.tokensPerEntityReduction}x >= ${TARGETS.tokensReductionMin}: ${met[size].tokensReductionMin}  ` +
+          `ratio ${b.ratio}x / ${ub.ratio}x <= ${TARGETS.ratioMax}: ${met[size].ratioMax}`,
+      );
+    }
+  } finally {
+    await connection.close();
+    await server.stop();
+    await fp.close();
+  }
+  const out = {
+    machine: {
+      cpus: os.cpus().length,
+      node: process.version,
+      server: 'temporal server start-dev (in-memory SQLite)',
+      provider: 'llm/fake-provider.ts on loopback',
+    },
+    settings: {
+      latencyMs,
+      concurrency,
+      pageConcurrency,
+      pageSize: 'auto (a tenth of the catalog, 100..1000)',
+      scenario: SCENARIO,
+      reviewer: REVIEWER,
+      maxOutputTokens: endpoint.maxOutputTokens,
+      modelBatch: { batched: batchLimits, unbatched: { entities: 1 } },
+      agents: ['description-drafter', 'pii-classifier', 'lineage-checker'],
+      // See FakeTally: the provider's counters are folded and reset every this many requests.
+      fakeCountersResetEvery: ROLLOVER_CALLS,
+    },
+    catalogs,
+    targets: {
+      ...TARGETS,
+      appliesTo: {
+        callsPerEntityMax: 'batched callsPerEntity',
+        tokensReductionMin: 'comparison.tokensPerEntityReduction (prompt + completion tokens per entity)',
+        ratioMax: 'ratio of both modes',
+      },
+      met,
+    },
+  };
+  if (json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+  else process.stdout.write(lines.join('\n') + '\n');
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
