@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FileLedger, SweepStateMissing } from '../../activities/ledger';
+import { localExclusive } from '../../activities/state-store';
 import { createActivities } from '../../activities';
 import { createCatalogs } from '../../catalog';
 import { FailureType } from '../../domain/ids';
@@ -117,6 +118,25 @@ describe('missing sweep state is a failure, never "nothing"', () => {
       );
       expect(err).toBeInstanceOf(ApplicationFailure);
       expect(err).toMatchObject({ type: FailureType.SweepStateMissing, nonRetryable: true });
+    }
+  });
+});
+
+describe('the file store lock', () => {
+  test('a failing holder rejects its caller only: no orphan rejection (it would end the worker process)', async () => {
+    const orphans: unknown[] = [];
+    const onOrphan = (e: unknown) => orphans.push(e);
+    process.on('unhandledRejection', onOrphan);
+    try {
+      await expect(
+        localExclusive('k', () => Promise.reject(new SweepStateMissing('page 0 of the sweep', '/nowhere'))),
+      ).rejects.toBeInstanceOf(SweepStateMissing);
+      // The next holder of the key still runs.
+      await expect(localExclusive('k', () => Promise.resolve(7))).resolves.toBe(7);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(orphans).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onOrphan);
     }
   });
 });
