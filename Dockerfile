@@ -17,4 +17,6 @@ COPY --from=build /app/dist ./dist
 RUN mkdir -p /data/catalogs && chown node:node /data /data/catalogs
 USER node
 VOLUME ["/data"]
-CMD ["node", "dist/worker/main.js"]
+# The worker's JavaScript heap in MiB (docs/operations.md, "Memory"); exec, so signals reach node itself.
+ENV ARGUS_WORKER_HEAP_MB=1024
+CMD ["sh", "-c", "exec node --max-old-space-size=\"$ARGUS_WORKER_HEAP_MB\" dist/worker/main.js"]

@@ -124,9 +124,14 @@ async function main(): Promise<void> {
 
             // Fresh worker processes per run, so their peak RSS belongs to that sweep. With the file store several
             // workers share one state folder (one host); with PostgreSQL each run gets a database of its own.
-            // ARGUS_BENCH_WORKER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the worker.
+            // The heap limit a worker gets from `npm run worker` and the image (ARGUS_WORKER_HEAP_MB, default 1024),
+            // so the RSS printed is a user's. ARGUS_BENCH_WORKER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof"
+            // profiles the worker (its flags come after, so a --max-old-space-size there wins).
             const stateUrl = state === 'postgres' ? await pg!.createDatabase(`argus_bench_${++dbSeq}`) : undefined;
-            const nodeFlags = (process.env.ARGUS_BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+            const nodeFlags = [
+              `--max-old-space-size=${process.env.ARGUS_WORKER_HEAP_MB || 1024}`,
+              ...(process.env.ARGUS_BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+            ];
             const fleet: ReturnType<typeof spawn>[] = [];
             for (let i = 0; i < workers; i++) {
               const worker = spawn(process.execPath, [...nodeFlags, path.join(ROOT, 'dist', 'worker', 'main.js')], {
@@ -238,6 +243,8 @@ async function main(): Promise<void> {
       repeat,
       state: states,
       workers: workerCounts,
+      workerHeapMb: Number(process.env.ARGUS_WORKER_HEAP_MB || 1024),
+      workerNodeFlags: process.env.ARGUS_BENCH_WORKER_NODE_FLAGS ?? '',
     },
     sizes: results,
   };

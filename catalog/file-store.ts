@@ -1,6 +1,19 @@
-import { promises as fs, openSync, closeSync, writeSync, constants as fsc } from 'node:fs';
+import {
+  promises as fs,
+  closeSync,
+  constants as fsc,
+  fstatSync,
+  fsync,
+  openSync,
+  read,
+  readFile,
+  readSync,
+  write,
+  writeSync,
+} from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import {
   CatalogColumn,
   CatalogEntity,
@@ -8,7 +21,7 @@ import {
   CATALOG_FORMAT,
   CATALOG_FORMAT_VERSION,
 } from '../domain/catalog';
-import { renderPreserving, splitEntities, type JsonPath } from './json-text';
+import { locateEntities, renderPreserving, type EntityOffsets, type JsonPath } from './json-text';
 import { CatalogError } from './adapter';
 import type { CatalogSnapshot, CatalogStore, InvalidEntity, UpdateOptions } from './store';
 
@@ -24,42 +37,124 @@ export class CatalogFileError extends CatalogError {
 }
 
 interface Parsed {
+  file: string;
   mtimeMs: number;
   size: number;
   name: string;
-  /** The file's bytes around and between the entities, as read: `pieces[0] + texts[0] + pieces[1] + …`. */
-  pieces: string[];
-  /** Text of each entity as last written (or read); a touched entity is rendered against it. */
-  texts: string[];
-  rawEntities: Record<string, unknown>[];
+  /**
+   * A descriptor open on the bytes the offsets describe (the file as read, then as last written by this process);
+   * -1 once this parsed form is dropped. Entities are read through it when asked for: the catalog's text stays in
+   * the file (and the page cache), not in this process's memory.
+   */
+  fd: number;
+  /** Where each entity's text is in those bytes. A write copies the bytes around the entities it changes. */
+  starts: Float64Array;
+  ends: Float64Array;
+  /** Indentation of the line each entity starts on; undefined when it does not start a line (a one-line file). */
+  indents: (string | undefined)[];
   byId: Map<string, number>;
   ids: string[];
-  valid: Map<string, CatalogEntity>;
   invalid: Map<string, string>;
   /**
-   * Entities whose text is exactly what JSON.stringify makes of their validated form in this file's layout (no
-   * default left out, keys in the schema's order): for them the preserving render and a plain stringify give the
-   * same text, and the stringify is several times cheaper (most catalogs written by a program are like this).
+   * The validated entities most recently asked for, in two generations of at most `keptMax / 2` each: the same
+   * object to every reader and writer while it is kept; once dropped, the entity is read from the file again. An
+   * entity asked for is (re)put in `young`; when `young` is full it becomes `old` and the old `old` is dropped
+   * whole. (One Map in least-recent order costs more: deleting its first key again and again leaves V8 a run of
+   * deleted slots to step over at every eviction, 5 s of a 100,000-entity sweep.) `young` is looked in first, so
+   * an entity changed since `old` was filled is never read from `old`.
    */
-  canonical: Set<number>;
+  kept: { young: Map<number, CatalogEntity>; old: Map<number, CatalogEntity> };
+  keptMax: number;
+  /** The entities the commit under way has handed to its mutations: what everyone gets until the file holds them. */
+  pinned: Map<number, CatalogEntity>;
+  /**
+   * Per entity, settled when it is first validated: CANONICAL when its text is exactly what JSON.stringify makes
+   * of its validated form in this file's layout (no default left out, keys in the file's order), else VALIDATED.
+   * For a canonical entity the preserving render and a plain stringify give the same text, and the stringify is
+   * several times cheaper (most catalogs written by a program are like this); and its text parses to its validated
+   * form, so reading it again from the file needs no validation. A change keeps an entity canonical.
+   */
+  canonical: Uint8Array;
   /** True while this process writes the file: its mtime and size change before they are recorded here. */
   committing: boolean;
 }
 
+/**
+ * Validated entities kept per catalog file by default (20,000 to 40,000: see {@link Parsed.kept}), some 50 to 100 MB
+ * of generated ones (about 2.5 KB each), where a 100,000-entity catalog held whole kept 250 MB of text and twice
+ * that parsed alive for the whole sweep. A sweep's working set is about that size (ten pages of a thousand in
+ * flight and the upstream entities their descriptions rest on): an entity dropped is read again, for a canonical
+ * one a read and a JSON.parse, and judgment's caches (kept per object) work again for the new object. At 100,000
+ * entities the sweep took 120 s and its worker peaked at 963 MiB (one least-recent Map of 20,000 took 128 s,
+ * 5 s of it evicting, and 760 MiB).
+ */
+const ENTITIES_KEPT = 40_000;
+
+/** Values of {@link Parsed.canonical}; 0: not validated yet. */
+const VALIDATED = 1;
+const CANONICAL = 2;
+
 const cache = new Map<string, Parsed>();
+// Reads that find no current parsed form share one parse of the file (a restarted worker's pages all arrive at once).
+const pending = new Map<string, Promise<Parsed>>();
+
+function drop(p: Parsed): void {
+  if (p.fd >= 0) closeSync(p.fd);
+  p.fd = -1;
+}
+
+/** Make `p` the file's parsed form (the one it replaces is dropped). */
+function keep(p: Parsed): void {
+  const old = cache.get(p.file);
+  if (old && old !== p) drop(old);
+  cache.set(p.file, p);
+}
+
+/** Forget the file's parsed form: the next read parses the file again. */
+function forget(file: string): void {
+  const old = cache.get(file);
+  if (old) drop(old);
+  cache.delete(file);
+}
+
+function remember(p: Parsed, idx: number, entity: CatalogEntity): void {
+  p.kept.young.set(idx, entity);
+  if (p.kept.young.size >= Math.max(1, Math.floor(p.keptMax / 2))) p.kept = { young: new Map(), old: p.kept.young };
+}
+
+function recall(p: Parsed, idx: number): CatalogEntity | undefined {
+  const young = p.kept.young.get(idx);
+  if (young) return young;
+  const old = p.kept.old.get(idx);
+  if (old) remember(p, idx, old);
+  return old;
+}
+
+/** Bytes `start` to `end` of an open file, as text. */
+function readText(fd: number, start: number, end: number, file: string): string {
+  const b = Buffer.allocUnsafe(end - start);
+  for (let got = 0; got < b.length;) {
+    const n = readSync(fd, b, got, b.length - got, start + got);
+    if (n === 0) throw new Error(`${file} is shorter than when it was read`);
+    got += n;
+  }
+  return b.toString('utf8');
+}
 
 function entityId(raw: Record<string, unknown>, index: number): string {
   return typeof raw.id === 'string' && raw.id.length > 0 ? raw.id : `#${index}`;
 }
 
-function parse(text: string, file: string, mtimeMs: number, size: number): Parsed {
-  if (text.trim().length === 0) throw new CatalogFileError(`${file} is empty`, { path: file });
-  let json: unknown;
+function parseJson(text: string, file: string): unknown {
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text);
   } catch (e) {
     throw new CatalogFileError(`${file} is not valid JSON: ${(e as Error).message}`, { path: file, cause: e });
   }
+}
+
+/** The file's name, once its version and envelope are the ones this ARGUS reads. */
+function checkEnvelope(json: unknown, file: string): string {
   if (
     json &&
     typeof json === 'object' &&
@@ -78,41 +173,133 @@ function parse(text: string, file: string, mtimeMs: number, size: number): Parse
       path: file,
     });
   }
-  const rawEntities = env.data.entities;
-  // The entities' own bytes, so that what ARGUS does not change is written back exactly as it was read.
-  const split = splitEntities(text);
-  if (!split || split.entities.length !== rawEntities.length)
-    throw new CatalogFileError(`${file}: the entities array could not be located in the text`, { path: file });
+  return env.data.name;
+}
+
+/**
+ * The error of a file that cannot be read entity by entity (not an object, not JSON, no entities array): the one
+ * reading it as one JSON text gives, so that a broken file is reported as the JSON parser sees it.
+ */
+function failWhole(buf: Buffer, file: string): never {
+  const text = buf.toString('utf8');
+  if (text.trim().length === 0) throw new CatalogFileError(`${file} is empty`, { path: file });
+  checkEnvelope(parseJson(text, file), file);
+  throw new CatalogFileError(`${file}: the entities array could not be located in the text`, { path: file });
+}
+
+function jsonSpace(c: number | undefined): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9;
+}
+
+/** Indentation of the line an entity starting at `start` starts on, when only spaces and tabs precede it there. */
+function indentBefore(bytes: string, from: number, start: number): string | undefined {
+  let j = start;
+  while (j > from && (bytes.charCodeAt(j - 1) === 32 || bytes.charCodeAt(j - 1) === 9)) j--;
+  return j > from && bytes.charCodeAt(j - 1) === 10 ? bytes.slice(j, start) : undefined;
+}
+
+/**
+ * The file (`buf`, read through `fd`) read entity by entity: never the whole catalog parsed at once, and what is
+ * kept of an entity is its id, its place in the file and its indentation. The checks and their errors are those
+ * of parsing the whole text: JSON, then format version, then envelope.
+ */
+function parse(buf: Buffer, file: string, fd: number, mtimeMs: number, size: number, keptMax: number): Parsed {
+  let first = 0;
+  while (jsonSpace(buf[first])) first++;
+  if (buf[first] !== 0x7b) failWhole(buf, file);
+  // One character a byte: the offsets found in it are byte offsets, and a multi-byte character is no delimiter.
+  const bytes = buf.toString('latin1');
+  let at: EntityOffsets | undefined;
+  try {
+    at = locateEntities(bytes);
+  } catch {
+    at = undefined;
+  }
+  if (!at) failWhole(buf, file);
+  const { starts, ends } = at;
+  const n = starts.length;
+  // The file with each entity replaced by 0 is JSON exactly when the file is, given that every entity is.
+  let skeleton = buf.toString('utf8', 0, n > 0 ? starts[0] : buf.length);
+  for (let k = 0; k < n; k++)
+    skeleton += '0' + (k + 1 < n ? bytes.slice(ends[k], starts[k + 1]) : buf.toString('utf8', ends[k]));
+  let json: unknown;
+  try {
+    json = JSON.parse(skeleton);
+  } catch {
+    failWhole(buf, file);
+  }
+  const indents = new Array<string | undefined>(n).fill(undefined);
+  const interned = new Map<string, string>();
   const byId = new Map<string, number>();
   const invalid = new Map<string, string>();
-  rawEntities.forEach((e, i) => {
-    const id = entityId(e, i);
-    if (byId.has(id)) invalid.set(id, `duplicate entity id "${id}"`);
-    else byId.set(id, i);
-  });
+  let records = true;
+  for (let k = 0; k < n; k++) {
+    const text = buf.toString('utf8', starts[k], ends[k]);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      failWhole(buf, file);
+    }
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) records = false;
+    else {
+      const id = entityId(raw as Record<string, unknown>, k);
+      if (byId.has(id)) invalid.set(id, `duplicate entity id "${id}"`);
+      else byId.set(id, k);
+    }
+    const indent = indentBefore(bytes, k === 0 ? 0 : ends[k - 1]!, starts[k]!);
+    if (indent !== undefined && !interned.has(indent)) interned.set(indent, indent);
+    indents[k] = indent === undefined ? undefined : interned.get(indent);
+  }
+  // Every entity is a JSON object (what the envelope asks of them) or the envelope is checked with them all.
+  const name = checkEnvelope(
+    {
+      ...(json as object),
+      entities: records ? [] : starts.map((start, k) => JSON.parse(buf.toString('utf8', start, ends[k]))),
+    },
+    file,
+  );
   return {
+    file,
     mtimeMs,
     size,
-    name: env.data.name,
-    pieces: split.pieces,
-    texts: split.entities,
-    rawEntities,
+    name,
+    fd,
+    starts: Float64Array.from(starts),
+    ends: Float64Array.from(ends),
+    indents,
     byId,
     ids: [...byId.keys()],
-    valid: new Map(),
     invalid,
-    canonical: new Set(),
+    kept: { young: new Map(), old: new Map() },
+    keptMax,
+    pinned: new Map(),
+    canonical: new Uint8Array(n),
     committing: false,
   };
 }
 
+/** The validated entity (kept, or read from the file and validated), or undefined with the reason in `p.invalid`. */
 function validate(p: Parsed, id: string): CatalogEntity | undefined {
-  const hit = p.valid.get(id);
-  if (hit) return hit;
-  if (p.invalid.has(id)) return undefined;
   const idx = p.byId.get(id);
-  if (idx === undefined) return undefined;
-  const r = CatalogEntity.safeParse(p.rawEntities[idx]);
+  if (idx === undefined || p.invalid.has(id)) return undefined;
+  const pinned = p.pinned.get(idx);
+  if (pinned) return pinned;
+  const hit = recall(p, idx);
+  if (hit) return hit;
+  const text = readText(p.fd, p.starts[idx]!, p.ends[idx]!, p.file);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    // It was JSON when the file was read: the file was changed in place since (not replaced, as writers do).
+    throw new Error(`${p.file} changed while ARGUS was reading it`, { cause: e });
+  }
+  if (p.canonical[idx] === CANONICAL) {
+    remember(p, idx, raw as CatalogEntity);
+    return raw as CatalogEntity;
+  }
+  const r = CatalogEntity.safeParse(raw);
   if (!r.success) {
     p.invalid.set(
       id,
@@ -123,14 +310,11 @@ function validate(p: Parsed, id: string): CatalogEntity | undefined {
     );
     return undefined;
   }
-  // The entity's text stays as the file has it; the validated object stands for the parsed one from now on:
-  // one copy of each entity in memory besides its text.
   // Keys in the file's order (zod builds objects in the schema's): a stringify then reproduces a program-written
   // file's text, which lets most entities skip the slower preserving render.
-  const entity = inOrderOf(r.data, p.rawEntities[idx]) as CatalogEntity;
-  p.rawEntities[idx] = entity as unknown as Record<string, unknown>;
-  p.valid.set(id, entity);
-  if (stringified(entity, entityIndent(p, idx)) === p.texts[idx]) p.canonical.add(idx);
+  const entity = inOrderOf(r.data, raw) as CatalogEntity;
+  if (p.canonical[idx] === 0) p.canonical[idx] = stringified(entity, p.indents[idx]) === text ? CANONICAL : VALIDATED;
+  remember(p, idx, entity);
   return entity;
 }
 
@@ -162,27 +346,39 @@ function inOrderOf(value: unknown, raw: unknown): unknown {
   return out;
 }
 
-/** Indentation of the line an entity's text starts on; undefined when it does not start a line (a one-line file). */
-function entityIndent(p: Parsed, idx: number): string | undefined {
-  const before = p.pieces[idx]!;
-  const nl = before.lastIndexOf('\n');
-  return nl >= 0 && /^[ \t]*$/.test(before.slice(nl + 1)) ? before.slice(nl + 1) : undefined;
-}
-
 /** JSON.stringify of an entity laid out as an entity of this file: one line, or two-space indented from `indent`. */
 function stringified(entity: unknown, indent: string | undefined): string {
   return indent === undefined ? JSON.stringify(entity) : JSON.stringify(entity, null, 2).replace(/\n/g, '\n' + indent);
 }
 
-/** The text of a changed entity: its last text with only what changed rewritten, in the file's layout. */
-function renderEntity(p: Parsed, idx: number): string {
-  const indent = entityIndent(p, idx);
+/** The text of a changed entity: its last text (`textOf`) with only what changed rewritten, in the file's layout. */
+function renderEntity(
+  p: Parsed,
+  idx: number,
+  entity: CatalogEntity,
+  textOf: (idx: number) => string | undefined,
+): string {
+  const indent = p.indents[idx];
   // A change keeps an entity canonical: JSON keeps the order keys were added in, as the renderer appends them.
-  if (p.canonical.has(idx)) return stringified(p.rawEntities[idx], indent);
+  if (p.canonical[idx] === CANONICAL) return stringified(entity, indent);
   // The entities beside it tell how this file lays out what the entity itself no longer shows (say, an emptied list).
   const neighbours: string[] = [];
-  for (let d = 1; d <= 5; d++) neighbours.push(...[p.texts[idx - d], p.texts[idx + d]].filter((x) => x !== undefined));
-  return renderPreserving(p.texts[idx]!, p.rawEntities[idx], { defaults: entityDefaults, neighbours, indent });
+  for (let d = 1; d <= 5; d++) neighbours.push(...[textOf(idx - d), textOf(idx + d)].filter((x) => x !== undefined));
+  return renderPreserving(textOf(idx)!, entity, { defaults: entityDefaults, neighbours, indent });
+}
+
+/** The entities' texts as they are in the file, read through a descriptor on the bytes `p` describes (each once). */
+function fileTexts(fd: number, p: Parsed): (idx: number) => string | undefined {
+  const read = new Map<number, string>();
+  return (idx) => {
+    if (idx < 0 || idx >= p.starts.length) return undefined;
+    let text = read.get(idx);
+    if (text === undefined) {
+      text = readText(fd, p.starts[idx]!, p.ends[idx]!, p.file);
+      read.set(idx, text);
+    }
+    return text;
+  };
 }
 
 const LOCK_TIMEOUT_MS = 30000;
@@ -294,18 +490,83 @@ interface Queue {
 // One writer at a time inside this process (with group commit); the lock file covers other processes.
 const queues = new Map<string, Queue>();
 
+const COPY_CHUNK = 1 << 20;
+
+function readAt(fd: number, buf: Buffer, offset: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) =>
+    read(fd, buf, offset, length, position, (e, n) => (e ? reject(e) : resolve(n))),
+  );
+}
+
+function writeAll(fd: number, data: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const from = (at: number): void => {
+      if (at >= data.length) return resolve();
+      write(fd, data, at, data.length - at, null, (e, n) => (e ? reject(e) : from(at + n)));
+    };
+    from(0);
+  });
+}
+
 /**
- * The whole file from the pieces read and each entity's current text, in chunks of about a thousand entities:
- * a large catalog is never built as one string (nor one buffer), and a write costs a join, not a walk.
+ * The file anew into `out`: its bytes as they are (read through `from`), with the changed entities' texts, in
+ * file order, in place of theirs. One buffer of memory whatever the catalog's size. Returns the texts' byte lengths.
  */
-function serialize(p: Parsed): string[] {
-  const chunks: string[] = [p.pieces[0]!];
-  for (let i = 0; i < p.texts.length; i += 1000) {
-    let chunk = '';
-    for (let j = i; j < Math.min(i + 1000, p.texts.length); j++) chunk += p.texts[j]! + p.pieces[j + 1]!;
-    chunks.push(chunk);
+async function writeChanged(
+  out: number,
+  from: number,
+  p: Parsed,
+  changed: readonly (readonly [number, string])[],
+): Promise<number[]> {
+  const buf = Buffer.allocUnsafe(COPY_CHUNK);
+  let fill = 0;
+  const flush = async () => {
+    if (fill > 0) await writeAll(out, buf.subarray(0, fill));
+    fill = 0;
+  };
+  const copy = async (pos: number, end: number) => {
+    while (pos < end) {
+      if (fill === buf.length) await flush();
+      const n = await readAt(from, buf, fill, Math.min(buf.length - fill, end - pos), pos);
+      if (n === 0) throw new Error(`${p.file} is shorter than when it was read`);
+      fill += n;
+      pos += n;
+    }
+  };
+  const lengths: number[] = [];
+  let pos = 0;
+  for (const [idx, text] of changed) {
+    await copy(pos, p.starts[idx]!);
+    const length = Buffer.byteLength(text);
+    if (length > buf.length - fill) await flush();
+    if (length > buf.length) await writeAll(out, Buffer.from(text));
+    else fill += buf.write(text, fill);
+    lengths.push(length);
+    pos = p.ends[idx]!;
   }
-  return chunks;
+  await copy(pos, p.size);
+  await flush();
+  return lengths;
+}
+
+/** Each entity's offsets moved to where `writeChanged` put its text. */
+function moveOffsets(p: Parsed, changed: readonly (readonly [number, string])[], lengths: readonly number[]): void {
+  let shift = 0;
+  let k = 0;
+  for (let i = changed[0]?.[0] ?? p.starts.length; i < p.starts.length; i++) {
+    let length = p.ends[i]! - p.starts[i]!;
+    p.starts[i] = p.starts[i]! + shift;
+    if (changed[k]?.[0] === i) {
+      shift += lengths[k]! - length;
+      length = lengths[k]!;
+      k++;
+    }
+    p.ends[i] = p.starts[i]! + length;
+  }
+}
+
+function readWhole(fd: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => readFile(fd, (e, b) => (e ? reject(e) : resolve(b))));
 }
 
 /** A file-system error on the catalog path, in plain words. */
@@ -324,11 +585,17 @@ function pathError(file: string, e: unknown): CatalogFileError {
   });
 }
 
-/** The default catalog adapter: one versioned JSON file, updated atomically (temp file + rename). */
+/**
+ * The default catalog adapter: one versioned JSON file, updated atomically (temp file + rename). In memory: each
+ * entity's id and place in the file, and the entities most recently read (see ENTITIES_KEPT).
+ */
 export class FileCatalogStore implements CatalogStore {
   readonly file: string;
-  constructor(file: string) {
+  private readonly entitiesKept: number;
+  /** `entitiesKept`: validated entities kept in memory (default ENTITIES_KEPT), when this store parses the file. */
+  constructor(file: string, options?: { entitiesKept?: number }) {
     this.file = path.resolve(file);
+    this.entitiesKept = Math.max(1, options?.entitiesKept ?? ENTITIES_KEPT);
   }
 
   private async load(): Promise<Parsed> {
@@ -344,15 +611,70 @@ export class FileCatalogStore implements CatalogStore {
     // While this process commits, its parsed form is the newest state: without this, a read that lands between
     // the rename and the recorded mtime would parse the whole file again.
     if (hit && (hit.committing || (hit.mtimeMs === st.mtimeMs && hit.size === st.size))) return hit;
-    let text: string;
+    let loading = pending.get(this.file);
+    if (!loading) {
+      loading = this.read().finally(() => pending.delete(this.file));
+      pending.set(this.file, loading);
+    }
+    return loading;
+  }
+
+  /** A parsed form that is not dropped: one whose descriptor the synchronous code that follows can read through. */
+  private async live(): Promise<Parsed> {
+    for (;;) {
+      const p = await this.load();
+      if (p.fd >= 0) return p;
+    }
+  }
+
+  /** Parse the file; the descriptor it is read through stays open on those bytes (see {@link Parsed.fd}). */
+  private async read(): Promise<Parsed> {
+    let fd: number;
     try {
-      text = await fs.readFile(this.file, 'utf8');
+      fd = openSync(this.file, 'r');
     } catch (e) {
       throw pathError(this.file, e);
     }
-    const p = parse(text, this.file, st.mtimeMs, st.size);
-    cache.set(this.file, p);
-    return p;
+    try {
+      let st;
+      let buf: Buffer;
+      try {
+        st = fstatSync(fd);
+        buf = await readWhole(fd);
+      } catch (e) {
+        throw pathError(this.file, e);
+      }
+      const p = parse(buf, this.file, fd, st.mtimeMs, st.size, this.entitiesKept);
+      keep(p);
+      return p;
+    } catch (e) {
+      closeSync(fd);
+      throw e;
+    }
+  }
+
+  /** The parsed form and a descriptor of our own on the very bytes it describes (a write copies from it). */
+  private async current(): Promise<{ p: Parsed; from: number }> {
+    for (;;) {
+      const p = await this.live();
+      let from: number;
+      try {
+        from = openSync(this.file, 'r');
+      } catch (e) {
+        throw pathError(this.file, e);
+      }
+      let st;
+      try {
+        st = fstatSync(from);
+      } catch (e) {
+        closeSync(from);
+        throw pathError(this.file, e);
+      }
+      if (p.fd >= 0 && st.mtimeMs === p.mtimeMs && st.size === p.size) return { p, from };
+      // Replaced between the look and the open: parse what is there now.
+      closeSync(from);
+      if (cache.get(this.file) === p) forget(this.file);
+    }
   }
 
   async snapshot(): Promise<CatalogSnapshot> {
@@ -361,7 +683,7 @@ export class FileCatalogStore implements CatalogStore {
   }
 
   async getEntities(ids: string[]): Promise<{ entities: CatalogEntity[]; invalid: InvalidEntity[] }> {
-    const p = await this.load();
+    const p = await this.live();
     const entities: CatalogEntity[] = [];
     const invalid: InvalidEntity[] = [];
     for (const id of ids) {
@@ -408,7 +730,7 @@ export class FileCatalogStore implements CatalogStore {
     q.running = true;
     try {
       // A large catalog costs a full rewrite per commit: wait a moment so concurrent pages share one.
-      const entities = cache.get(this.file)?.rawEntities.length ?? 0;
+      const entities = cache.get(this.file)?.starts.length ?? 0;
       if (entities > 2000) await new Promise((r) => setTimeout(r, Math.min(250, entities / 40)));
       while (q.waiting.length > 0) {
         const batch = q.waiting.splice(0, q.waiting.length);
@@ -432,71 +754,88 @@ export class FileCatalogStore implements CatalogStore {
   private async commit(batch: Waiter[]): Promise<unknown[]> {
     const release = await acquireLock(`${this.file}.lock`);
     try {
-      const p = await this.load();
-      const touched = new Set<number>();
-      const get = (id: string) => {
-        const e = validate(p, id);
-        const idx = p.byId.get(id);
-        if (e && idx !== undefined) touched.add(idx);
-        return e;
-      };
-      let results: unknown[];
-      const texts = new Map<number, string>();
+      const { p, from } = await this.current();
       try {
-        results = batch.map((b) => b.fn(get));
-        // Touched entities are validated ones, so rawEntities already holds the changed objects.
-        for (const idx of touched) {
-          const text = renderEntity(p, idx);
-          if (text !== p.texts[idx]) texts.set(idx, text);
-        }
-      } catch (e) {
-        // A mutation failed half-way: forget the in-memory changes, the file is untouched.
-        cache.delete(this.file);
-        throw e;
-      }
-      if (texts.size === 0) {
-        // Nothing changed on disk: no write, but the hooks still see the group's results.
-        try {
-          await FileCatalogStore.beforeReplace(batch, results);
-        } catch (e) {
-          cache.delete(this.file);
-          throw e;
-        }
-        return results;
-      }
-      const previous = new Map<number, string>();
-      for (const [idx, text] of texts) {
-        previous.set(idx, p.texts[idx]!);
-        p.texts[idx] = text;
-      }
-      const pieces = serialize(p);
-      const tmp = `${this.file}.${process.pid}.${Date.now()}.tmp`;
-      p.committing = true;
-      try {
-        const fh = await fs.open(tmp, 'w');
-        try {
-          for (const piece of pieces) await fh.writeFile(piece);
-          await fh.sync();
-        } finally {
-          await fh.close();
-        }
-        await FileCatalogStore.beforeReplace(batch, results);
-        await fs.rename(tmp, this.file);
-        // Keep the parsed form: ids and untouched entities are unchanged, touched ones are already current.
-        const st = await fs.stat(this.file);
-        p.mtimeMs = st.mtimeMs;
-        p.size = st.size;
-      } catch (e) {
-        await fs.rm(tmp, { force: true }).catch(() => undefined);
-        // The file may not hold what the parsed form does: read it again next time.
-        cache.delete(this.file);
-        throw e;
+        return await this.commitTo(p, from, batch);
       } finally {
-        p.committing = false;
+        p.pinned.clear();
+        closeSync(from);
       }
-      return results;
     } finally {
       await release();
     }
+  }
+
+  /** Run a group's mutations on `p` and write the file anew from `from` (a descriptor on the bytes `p` describes). */
+  private async commitTo(p: Parsed, from: number, batch: Waiter[]): Promise<unknown[]> {
+    // What a mutation gets stays the entity's one object until the file holds what is made of it.
+    const get = (id: string) => {
+      const e = validate(p, id);
+      const idx = p.byId.get(id);
+      if (e && idx !== undefined) p.pinned.set(idx, e);
+      return e;
+    };
+    let results: unknown[];
+    const texts = new Map<number, string>();
+    try {
+      results = batch.map((b) => b.fn(get));
+      const textOf = fileTexts(from, p);
+      for (const [idx, entity] of p.pinned) {
+        const text = renderEntity(p, idx, entity, textOf);
+        if (text !== textOf(idx)) texts.set(idx, text);
+      }
+    } catch (e) {
+      // A mutation failed half-way: forget the in-memory changes, the file is untouched.
+      forget(this.file);
+      throw e;
+    }
+    if (texts.size === 0) {
+      // Nothing changed on disk: no write, but the hooks still see the group's results.
+      for (const [idx, entity] of p.pinned) remember(p, idx, entity);
+      try {
+        await FileCatalogStore.beforeReplace(batch, results);
+      } catch (e) {
+        forget(this.file);
+        throw e;
+      }
+      return results;
+    }
+    const changed = [...texts].sort((a, b) => a[0] - b[0]);
+    const tmp = `${this.file}.${process.pid}.${Date.now()}.tmp`;
+    p.committing = true;
+    let out = -1;
+    try {
+      // Read and write: once renamed, this descriptor is the one entities are read through.
+      out = openSync(tmp, 'w+');
+      const lengths = await writeChanged(out, from, p, changed);
+      await promisify(fsync)(out);
+      // The bytes copied must be the ones parsed: a file changed in place meanwhile is not replaced by a mix.
+      const copied = fstatSync(from);
+      if (copied.mtimeMs !== p.mtimeMs || copied.size !== p.size)
+        throw new Error(`${this.file} changed while ARGUS rewrote it; it was left as it is`);
+      await FileCatalogStore.beforeReplace(batch, results);
+      await fs.rename(tmp, this.file);
+      const st = fstatSync(out);
+      // Keep the parsed form (unless a read replaced it meanwhile): ids and untouched entities are unchanged, the
+      // touched ones are current, and the offsets move to the new file, all before anything else can read.
+      if (cache.get(this.file) === p) {
+        moveOffsets(p, changed, lengths);
+        closeSync(p.fd);
+        p.fd = out;
+        out = -1;
+        p.mtimeMs = st.mtimeMs;
+        p.size = st.size;
+        for (const [idx, entity] of p.pinned) remember(p, idx, entity);
+      }
+    } catch (e) {
+      await fs.rm(tmp, { force: true }).catch(() => undefined);
+      // The file may not hold what the parsed form does: read it again next time.
+      forget(this.file);
+      throw e;
+    } finally {
+      if (out >= 0) closeSync(out);
+      p.committing = false;
+    }
+    return results;
   }
 }

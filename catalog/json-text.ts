@@ -74,16 +74,23 @@ function keyAt(t: string, start: number, end: number): string {
   return raw.includes('\\') ? (JSON.parse(t.slice(start, end)) as string) : raw;
 }
 
+/** Where each element of a file's top-level `entities` array starts and ends (`text.slice(starts[k], ends[k])`). */
+export interface EntityOffsets {
+  starts: number[];
+  ends: number[];
+}
+
 /**
- * Find the top-level `entities` array of a catalog file's text and split the text around its elements
- * (see {@link EntitySplit}). Returns undefined when the root is not an object or has no `entities` array.
- * Like `JSON.parse`, the last `entities` key wins. One pass; strings are skipped with `indexOf`.
+ * Find the top-level `entities` array of a catalog file's text and the offsets of its elements. Returns
+ * undefined when the root is not an object or has no `entities` array. Like `JSON.parse`, the last `entities`
+ * key wins. One pass; strings are skipped with `indexOf`. Only ASCII is looked at, so the offsets in a file's
+ * bytes read as latin1 (one character a byte) are byte offsets.
  */
-export function splitEntities(text: string): EntitySplit | undefined {
+export function locateEntities(text: string): EntityOffsets | undefined {
   let i = skipSpace(text, 0);
   if (text.charCodeAt(i) !== LBRACE) return undefined;
   i++;
-  let found: { starts: number[]; ends: number[] } | undefined;
+  let found: EntityOffsets | undefined;
   for (;;) {
     i = skipSpace(text, i);
     if (i >= text.length) throw new SyntaxError('unterminated object');
@@ -106,9 +113,12 @@ export function splitEntities(text: string): EntitySplit | undefined {
             continue;
           }
           if (i >= text.length) throw new SyntaxError('unterminated entities array');
+          const end = valueEnd(text, i);
+          // A stray `}` where an element should start: text JSON.parse refuses (and no progress to make).
+          if (end === i) throw new SyntaxError(`unexpected character at ${i}`);
           starts.push(i);
-          i = valueEnd(text, i);
-          ends.push(i);
+          ends.push(end);
+          i = end;
         }
         i++;
         found = { starts, ends };
@@ -120,6 +130,15 @@ export function splitEntities(text: string): EntitySplit | undefined {
     i = skipSpace(text, i);
     if (text.charCodeAt(i) === COMMA) i++;
   }
+  return found;
+}
+
+/**
+ * Split a catalog file's text around the elements of its top-level `entities` array (see {@link EntitySplit}
+ * and {@link locateEntities}).
+ */
+export function splitEntities(text: string): EntitySplit | undefined {
+  const found = locateEntities(text);
   if (!found) return undefined;
   const { starts, ends } = found;
   const pieces: string[] = [];

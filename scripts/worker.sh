@@ -6,4 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh 1>&2
+# The worker's JavaScript heap: 1 GiB unless ARGUS_WORKER_HEAP_MB says otherwise (docs/operations.md, "Memory").
+# Without a limit V8 lets garbage pile up to a quarter of the machine's memory before it collects in earnest.
+heap="${ARGUS_WORKER_HEAP_MB:-1024}"
+if ! [[ "$heap" =~ ^[0-9]+$ ]] || (( heap < 256 )); then
+  echo "ARGUS_WORKER_HEAP_MB must be a whole number of MiB, at least 256 (got \"$heap\")" >&2
+  exit 2
+fi
+export NODE_OPTIONS="--max-old-space-size=$heap${NODE_OPTIONS:+ $NODE_OPTIONS}"
 exec node scripts/run-ts.js worker/main.ts "$@"

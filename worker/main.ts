@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import { NativeConnection } from '@temporalio/worker';
 import { loadWorkerConfig, ConfigError } from './config';
 import { createArgusWorker } from './create-worker';
@@ -12,7 +13,7 @@ async function main(): Promise<void> {
   const worker = await createArgusWorker({ config, connection, store });
   console.log(
     `ARGUS worker polling task queue "${config.taskQueue}" on ${config.connection.address} (namespace ${config.namespace}); ` +
-      `sweep state in ${store.where}`,
+      `sweep state in ${store.where}; heap limit ${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MiB`,
   );
   try {
     await worker.run();

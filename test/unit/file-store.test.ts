@@ -259,6 +259,86 @@ describe("FileCatalogStore keeps the file's bytes", () => {
   });
 });
 
+describe('FileCatalogStore with fewer entities kept in memory than the catalog has', () => {
+  test.each([
+    ['an indented', 2],
+    ['a compact', undefined],
+  ])(
+    '%s catalog: a sweep writes what a store keeping them all writes, and its undo restores every byte',
+    async (_l, indent) => {
+      const file = catalogFile(indent, 60);
+      const original = readFileSync(file, 'utf8');
+      const reference = tmpFile();
+      copyFileSync(file, reference);
+      await sweep(new FileCatalogStore(reference));
+      // Three kept, one sweep touching all sixty: what a mutation got must stay its object until the write.
+      const store = new FileCatalogStore(file, { entitiesKept: 3 });
+      const written = await sweep(store);
+      expect(readFileSync(file, 'utf8')).toBe(readFileSync(reference, 'utf8'));
+      // Read back from the file (all but three): the objects the other store changed and kept.
+      const { ids } = await store.snapshot();
+      expect((await store.getEntities(ids)).entities).toEqual(
+        (await new FileCatalogStore(reference).getEntities(ids)).entities,
+      );
+      await undo(store, written);
+      expect(readFileSync(file, 'utf8')).toBe(original);
+    },
+  );
+
+  test('the entities a commit changes are what every reader gets until the file holds them, and after', async () => {
+    const file = catalogFile(undefined, 30);
+    const store = new FileCatalogStore(file, { entitiesKept: 1 });
+    const { ids } = await store.snapshot();
+    const changed = ids.slice(2, 8);
+    const seen: (string | undefined)[][] = [];
+    const read = async () => seen.push((await store.getEntities(changed)).entities.map((e) => e.description));
+    await store.update(
+      (get) => {
+        for (const id of changed) get(id)!.description = `Changed ${id}.`;
+      },
+      {
+        beforeReplace: async () => {
+          // Other reads push the changed entities out of `kept`: they are not read from the old file.
+          await store.getEntities(ids.slice(10, 20));
+          await read();
+        },
+      },
+    );
+    await store.getEntities(ids.slice(20, 30));
+    await read();
+    const written = changed.map((id) => `Changed ${id}.`);
+    expect(seen).toEqual([written, written]);
+  });
+
+  test('invalid and duplicated entities are reported as before, naming the fields', async () => {
+    const file = tmpFile();
+    const entity = (id: string, extra = '') =>
+      `{"id":"${id}","database":"d","name":"${id}","kind":"table","columns":[{"name":"c","type":"INT"}]${extra}}`;
+    writeFileSync(
+      file,
+      '{"format":"argus-catalog","version":1,"name":"n","entities":[' +
+        [
+          entity('a'),
+          entity('b'),
+          entity('a', ',"layer":"x"'),
+          '{"id":"bad","database":"d","name":"bad","kind":"sofa","columns":[]}',
+        ].join(',') +
+        ']}',
+    );
+    const store = new FileCatalogStore(file, { entitiesKept: 1 });
+    expect((await store.snapshot()).ids).toEqual(['a', 'b', 'bad']);
+    for (let round = 0; round < 2; round++) {
+      const { entities, invalid } = await store.getEntities(['a', 'b', 'bad', 'nope']);
+      expect(entities.map((e) => e.id)).toEqual(['b']);
+      expect(invalid).toEqual([
+        { id: 'a', message: 'duplicate entity id "a"' },
+        { id: 'bad', message: expect.stringMatching(/^kind: .*; columns: /) },
+        { id: 'nope', message: 'entity "nope" is not in the catalog' },
+      ]);
+    }
+  });
+});
+
 describe('FileCatalogStore.update beforeReplace', () => {
   /** Three calls: the first is committed alone, the other two arrive while it commits and share the next group. */
   async function threeCalls(store: FileCatalogStore, hook: (marker: string) => (result: string) => Promise<void>) {
@@ -392,6 +472,28 @@ describe('FileCatalogStore path errors', () => {
       /bad\.json is not valid JSON/,
     ],
     [
+      'an entity closed twice',
+      () => (
+        writeFileSync(
+          path.join(dir, 'brace.json'),
+          '{"format":"argus-catalog","version":1,"name":"n","entities":[{"id":"a"}}]}',
+        ),
+        path.join(dir, 'brace.json')
+      ),
+      /brace\.json is not valid JSON: /,
+    ],
+    [
+      'an entity that is not an object',
+      () => (
+        writeFileSync(
+          path.join(dir, 'scalar.json'),
+          '{"format":"argus-catalog","version":1,"name":"n","entities":[{"id":"a"},"b"]}',
+        ),
+        path.join(dir, 'scalar.json')
+      ),
+      /scalar\.json is not an argus-catalog v1 file: entities\.1: Invalid input: expected record, received string$/,
+    ],
+    [
       'another format version',
       () => (
         writeFileSync(path.join(dir, 'v2.json'), '{"format":"argus-catalog","version":2,"name":"n","entities":[]}'),
@@ -400,6 +502,25 @@ describe('FileCatalogStore path errors', () => {
       /v2\.json has catalog format version 2; this ARGUS reads version 1/,
     ],
   ];
+  test.each([
+    ['a missing comma', '{"format":"argus-catalog","version":1,"name":"n","entities":[{"id":"a"} {"id":"b"}]}'],
+    ['a doubled comma', '{"format":"argus-catalog","version":1,"name":"n","entities":[{"id":"a"},,{"id":"b"}]}'],
+    ['a broken entity', '{"format":"argus-catalog","version":1,"name":"n","entities":[{"id":"a"},{"id": tru}]}'],
+    ['text after the catalog', '{"format":"argus-catalog","version":1,"name":"n","entities":[]} x'],
+  ])('%s is reported as JSON.parse of the whole file reports it', async (_label, text) => {
+    const file = path.join(dir, 'whole.json');
+    writeFileSync(file, text);
+    let expected = '';
+    try {
+      JSON.parse(text);
+    } catch (e) {
+      expected = (e as Error).message;
+    }
+    const err = await new FileCatalogStore(file).snapshot().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CatalogFileError);
+    expect((err as Error).message).toBe(`${file} is not valid JSON: ${expected}`);
+  });
+
   test.each(cases)('%s is a CatalogFileError naming the path', async (_label, make, message) => {
     const file = make();
     const err = await new FileCatalogStore(file).snapshot().catch((e: unknown) => e);
