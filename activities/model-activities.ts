@@ -20,6 +20,7 @@ import {
   proposeWithModel,
 } from './model/model-agents';
 import { reviewBatchWithModel, reviewWithModel } from './model/model-review';
+import { OutputCalibration } from './model/calibration';
 import { loadNeighbours } from './neighbours';
 import { endpointRooms, estimateNeeds, fitPlan, oldestUnreviewedFirst, refit, type SweepPlan } from './plan';
 import { parseSweepInput } from '../domain/sweep';
@@ -144,6 +145,8 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
   const fleet = store.fleet;
   const pacer = new Pacer(fleet);
   const env = deps.env ?? process.env;
+  // What batch answers take of their output reserve, per model and agent, as this worker has seen them.
+  const calibration = new OutputCalibration();
 
   /** The sweep's ledger and catalog, and the one entity a model call is about (EntityInvalid if unreadable). */
   async function open(ledgerKey: string, entityId: string, withNeighbours = false) {
@@ -251,6 +254,8 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       maxEntities: number;
       promptTokens: number;
       outputTokens: number;
+      /** The models of the sweep's endpoints: answers' output is planned as this worker has seen theirs take. */
+      models?: string[];
     }): Promise<{ batches: string[][]; skipped: number }> {
       const ledger = storeOf(deps).ledger(input.ledgerKey);
       const meta = await ledger.meta();
@@ -267,16 +272,19 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       const wanted = entities.filter((e) =>
         input.agent === 'review' ? (input.passed?.[e.id]?.length ?? 0) > 0 : needsModelCall(input.agent, e),
       );
+      const scale = calibration.scale(input.models ?? [], input.agent);
       const batches = batchEntities(
         wanted,
-        (e) =>
-          estimateEntityTokens(
+        (e) => {
+          const cost = estimateEntityTokens(
             input.agent,
             e,
             ctx,
             neighbours,
             (input.passed?.[e.id] ?? []).flatMap((id) => (byProposal.has(id) ? [byProposal.get(id)!] : [])),
-          ),
+          );
+          return { prompt: cost.prompt, output: Math.ceil(cost.output * scale) };
+        },
         { maxEntities: input.maxEntities, promptTokens: input.promptTokens, outputTokens: input.outputTokens },
       );
       return { batches: batches.map((b) => b.map((e) => e.id)), skipped: ids.length - wanted.length };
@@ -313,16 +321,22 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
         `batch-${input.batch}`,
         entities.length,
       );
+      let used = 0;
       const r = await usage.around(() =>
         withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, (signal) =>
           proposeBatchWithModel(
             input.agent,
             entities.map((entity) => ({ entity, ...(neighbours ? { neighbours } : {}) })),
             ctx,
-            callOptions(input.endpoint, signal, usage.record),
+            callOptions(input.endpoint, signal, (t) => {
+              used += t.completionTokens;
+              usage.record(t);
+            }),
           ),
         ),
       );
+      const reserved = entities.reduce((n, e) => n + estimateEntityTokens(input.agent, e, ctx, neighbours).output, 0);
+      calibration.record(input.endpoint.model, input.agent, used, reserved, r.cutShort === true);
       let count = 0;
       for (const [entityId, changes] of r.byEntity) {
         const proposals = proposalsOf(meta, input.agent, entityId, input.endpoint, changes);
@@ -363,16 +377,33 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
         `batch-${input.batch}`,
         entities.length,
       );
+      let used = 0;
       const r = await usage.around(() =>
         withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, (signal) =>
           reviewBatchWithModel({
             items: entities.map((entity) => ({ entity, neighbours })),
             ctx,
             proposals: proposals.map((p) => ({ id: p.id, entityId: p.entityId, change: p.change })),
-            ...callOptions(input.endpoint, signal, usage.record),
+            ...callOptions(input.endpoint, signal, (t) => {
+              used += t.completionTokens;
+              usage.record(t);
+            }),
           }),
         ),
       );
+      const reserved = entities.reduce(
+        (n, e) =>
+          n +
+          estimateEntityTokens(
+            'review',
+            e,
+            ctx,
+            neighbours,
+            proposals.filter((p) => p.entityId === e.id),
+          ).output,
+        0,
+      );
+      calibration.record(input.endpoint.model, 'review', used, reserved, r.cutShort === true);
       const byEntity = new Map<string, Outcome[]>();
       const entityOf = new Map(proposals.map((p) => [p.id, p.entityId]));
       for (const o of r.outcomes) {

@@ -30,6 +30,7 @@ import {
   proposeWithModel,
 } from '../activities/model/model-agents';
 import { reviewBatchWithModel, reviewWithModel } from '../activities/model/model-review';
+import { OutputCalibration } from '../activities/model/calibration';
 import { ROOT, startDevServer, killTree, cpuMs } from './support';
 
 const KEY_ENV = 'ARGUS_BENCH_FAKE_KEY';
@@ -195,6 +196,13 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
   };
   const slots = new Slots(endpoint.maxInFlight);
   const pacer = new Pacer();
+  // As the worker plans batches: on what answers so far took of their output reserve (activities/model/calibration).
+  const calibration = new OutputCalibration();
+  const models = cfg.endpoints.map((e) => e.model);
+  const scaled = (cost: { prompt: number; output: number }, scale: number) => ({
+    prompt: cost.prompt,
+    output: Math.ceil(cost.output * scale),
+  });
   const r: LoopResult = {
     wallMs: 0,
     calls: 0,
@@ -207,7 +215,7 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
     pacedCalls: 0,
     pacedMs: 0,
   };
-  const options = (agent: string): CallOptions => ({
+  const options = (agent: string, used?: (completionTokens: number) => void): CallOptions => ({
     endpoint,
     env,
     pacer,
@@ -216,6 +224,7 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
       r.pacedMs += ms;
     },
     onUsage: (t: TokenCount) => {
+      used?.(t.completionTokens);
       r.calls++;
       r.promptTokens += t.promptTokens;
       r.completionTokens += t.completionTokens;
@@ -235,21 +244,22 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
     let alone = page;
     if (batched) {
       const wanted = page.filter((e) => needsModelCall(agent, e));
-      const batches = batchEntities(
-        wanted,
-        (e) => estimateEntityTokens(agent, e, ctx, describing ? neighbours : undefined),
-        limits,
-      );
+      const cost = (e: CatalogEntity) => estimateEntityTokens(agent, e, ctx, describing ? neighbours : undefined);
+      const scale = calibration.scale(models, agent);
+      const batches = batchEntities(wanted, (e) => scaled(cost(e), scale), limits);
       const lacking: string[] = [];
       await pool(batches, cfg.modelConcurrency, async (batch) => {
+        let used = 0;
         const answer = await slots.run(() =>
           proposeBatchWithModel(
             agent,
             batch.map((entity) => ({ entity, ...(describing ? { neighbours } : {}) })),
             ctx,
-            options(agent),
+            options(agent, (n) => (used += n)),
           ),
         );
+        const reserved = batch.reduce((n, e) => n + cost(e).output, 0);
+        calibration.record(endpoint.model, agent, used, reserved, answer.cutShort === true);
         for (const [entityId, changes] of answer.byEntity) keep(entityId, changes);
         lacking.push(...answer.missing);
       });
@@ -275,21 +285,26 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
     const ids = [...passed.keys()].sort();
     let alone = ids;
     if (batched) {
+      const cost = (e: CatalogEntity) => estimateEntityTokens('review', e, ctx, neighbours, passed.get(e.id) ?? []);
+      const scale = calibration.scale(models, 'review');
       const batches = batchEntities(
         ids.map((id) => byId.get(id)!),
-        (e) => estimateEntityTokens('review', e, ctx, neighbours, passed.get(e.id) ?? []),
+        (e) => scaled(cost(e), scale),
         limits,
       );
       const lacking: string[] = [];
       await pool(batches, cfg.modelConcurrency, async (batch) => {
+        let used = 0;
         const answer = await slots.run(() =>
           reviewBatchWithModel({
             items: batch.map((entity) => ({ entity, neighbours })),
             ctx,
             proposals: batch.flatMap((e) => passed.get(e.id) ?? []),
-            ...options('review'),
+            ...options('review', (n) => (used += n)),
           }),
         );
+        const reserved = batch.reduce((n, e) => n + cost(e).output, 0);
+        calibration.record(endpoint.model, 'review', used, reserved, answer.cutShort === true);
         outcomes.push(...answer.outcomes);
         lacking.push(...answer.missing);
       });

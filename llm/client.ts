@@ -39,6 +39,12 @@ export interface StructuredCall<T, A = T> {
   onWait?: (ms: number) => void;
   /** Called once per answered call with its token counts (the provider's `usage`, or an estimate). */
   onUsage?: (tokens: TokenCount) => void;
+  /**
+   * An answer the provider cut off at max_tokens (finish_reason "length"): what can still be used of its text (a
+   * batch's complete items, llm/partial-json.ts), returned with `cutShort: true`. Without it, or when it gives
+   * undefined, a cut-off answer is MalformedOutputError.
+   */
+  cutShort?: (content: string) => A | undefined;
 }
 
 /** What a caller passes through to every call it makes: where, with which key and pacer, and its callbacks. */
@@ -60,6 +66,8 @@ export interface StructuredResult<T> {
   output: T;
   requestId: string | null;
   usage: { promptTokens: number; completionTokens: number } | null;
+  /** The answer was cut off at max_tokens and `output` is what `cutShort` made of it. */
+  cutShort?: boolean;
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -179,6 +187,20 @@ export async function callStructured<T, A = T>(call: StructuredCall<T, A>): Prom
           estimated: true,
         },
   );
+  const usage = data.usage
+    ? { promptTokens: data.usage.prompt_tokens, completionTokens: data.usage.completion_tokens }
+    : null;
+  if (data.choices?.[0]?.finish_reason === 'length') {
+    const partial = call.cutShort?.(content);
+    if (partial !== undefined) return { output: partial, requestId, usage, cutShort: true };
+    throw new MalformedOutputError({
+      endpointId: endpoint.id,
+      status: 200,
+      body: content,
+      requestId,
+      issues: [`the answer was cut off at max_tokens (${endpoint.maxOutputTokens})`],
+    });
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(content);
@@ -201,13 +223,7 @@ export async function callStructured<T, A = T>(call: StructuredCall<T, A>): Prom
       issues: v.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
     });
   }
-  return {
-    output: v.data,
-    requestId,
-    usage: data.usage
-      ? { promptTokens: data.usage.prompt_tokens, completionTokens: data.usage.completion_tokens }
-      : null,
-  };
+  return { output: v.data, requestId, usage };
 }
 
 /** The key a provider's rate limits are kept under: base URL, model and the name of the key's variable. */

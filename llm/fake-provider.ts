@@ -261,7 +261,20 @@ function spoilBatch(kind: FakeScenarioKind, task: ModelTask, answer: unknown): u
   return { entities: [...entities.slice(0, -1), ...(kind === 'batch-drop-last' ? [] : [{ id: last.id }])] };
 }
 
-type ChatRequest = { model?: unknown; messages?: unknown; stream?: unknown; response_format?: { type?: unknown } };
+type ChatRequest = {
+  model?: unknown;
+  messages?: unknown;
+  stream?: unknown;
+  response_format?: { type?: unknown };
+  max_tokens?: unknown;
+  max_completion_tokens?: unknown;
+};
+
+/** The completion tokens the request allows (max_completion_tokens, or the older max_tokens), if it says. */
+function maxTokensOf(body: ChatRequest): number | undefined {
+  const n = body.max_completion_tokens ?? body.max_tokens;
+  return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : undefined;
+}
 
 /** The request body, or what is wrong with it. */
 function readChatRequest(raw: string): (ChatRequest & { messages: unknown[] }) | string {
@@ -416,6 +429,13 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
     }
     // Token counts are estimates (4 characters a token): enough for pacing arithmetic in tests.
     const prompt = Math.max(1, Math.ceil(JSON.stringify(body.messages).length / 4));
+    // An answer longer than the request's max_tokens is cut there, mid-JSON, as a real model's is.
+    const limit = maxTokensOf(body);
+    let finish: 'stop' | 'length' = 'stop';
+    if (limit !== undefined && Math.ceil(content.length / 4) > limit) {
+      content = content.slice(0, limit * 4);
+      finish = 'length';
+    }
     const completion = Math.max(1, Math.ceil(content.length / 4));
     st.promptTokens += prompt;
     st.completionTokens += completion;
@@ -425,11 +445,11 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
       created: Math.floor(Date.now() / 1000),
       model,
       choices: [
-        { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' },
+        { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: finish },
       ],
       usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
     };
-    const note = plan.malformed ? 'malformed output' : 'answered';
+    const note = plan.malformed ? 'malformed output' : finish === 'length' ? 'answer cut at max_tokens' : 'answered';
     reply(200, answer, plan.headers, note, false, plan.delayMs + latencyMs);
   };
 

@@ -84,6 +84,7 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
             maxEntities: input.modelBatch!.entities,
             promptTokens: input.modelBatch!.promptTokens,
             outputTokens: Math.min(...input.endpoints.map((e) => e.maxOutputTokens)),
+            models: input.endpoints.map((e) => e.model),
           },
         ],
       );

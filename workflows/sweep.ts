@@ -279,6 +279,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
               maxEntities: cfg.modelBatch.entities,
               promptTokens: cfg.modelBatch.promptTokens,
               outputTokens: Math.min(...cfg.endpoints.map((e) => e.maxOutputTokens)),
+              models: cfg.endpoints.map((e) => e.model),
             },
           ],
         );

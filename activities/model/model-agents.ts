@@ -13,6 +13,7 @@ import {
 } from '../../domain/model-io';
 import { callStructured, estimateTokens, type CallOptions } from '../../llm/client';
 import { MalformedOutputError } from '../../llm/errors';
+import { completeItems } from '../../llm/partial-json';
 import { BATCH_SYSTEM_PROMPTS, SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
 import { agentEvidence, proposalForReview, type BatchItem } from './model-review';
 import type { CatalogContext } from '../../judgment/catalog-context';
@@ -173,7 +174,7 @@ export async function proposeBatchWithModel(
   items: BatchItem[],
   ctx: CatalogContext,
   o: ModelCallOptions,
-): Promise<{ byEntity: Map<string, ProposalChange[]>; missing: string[] }> {
+): Promise<{ byEntity: Map<string, ProposalChange[]>; missing: string[]; cutShort?: boolean }> {
   const task = AGENT_TASK[agent];
   // Keyed in the order of `items`; an entity sent and not answered is deleted again (never a default).
   const byEntity = new Map<string, ProposalChange[]>();
@@ -190,6 +191,7 @@ export async function proposeBatchWithModel(
   );
   const schema: z.ZodType<unknown> = MODEL_BATCH_OUTPUT_SCHEMAS[task];
   let answer: unknown[] | null = null;
+  let cutShort = false;
   try {
     const r = await callStructured({
       ...o,
@@ -198,8 +200,14 @@ export async function proposeBatchWithModel(
       schema,
       answerSchema: BatchAnswer,
       schemaName: `argus_${task}_batch`,
+      // Cut off at max_tokens: the entities answered in full count, the rest are missing (asked alone).
+      cutShort: (content) => {
+        const items = completeItems(content, 'entities');
+        return items === undefined ? undefined : { entities: items };
+      },
     });
     answer = r.output.entities;
+    cutShort = r.cutShort === true;
   } catch (e) {
     if (!(e instanceof MalformedOutputError)) throw e;
   }
@@ -218,7 +226,7 @@ export async function proposeBatchWithModel(
       missing.push(id);
     }
   }
-  return { byEntity, missing };
+  return { byEntity, missing, ...(cutShort ? { cutShort } : {}) };
 }
 
 /** Tokens an entity adds to a batched call: its evidence in the prompt, and a reserve for its part of the answer. */

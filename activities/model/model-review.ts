@@ -11,6 +11,7 @@ import {
 } from '../../domain/model-io';
 import { callStructured, type CallOptions } from '../../llm/client';
 import { MalformedOutputError } from '../../llm/errors';
+import { completeItems } from '../../llm/partial-json';
 import { BATCH_SYSTEM_PROMPTS, SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
 import type { CatalogContext } from '../../judgment/catalog-context';
 import { descriptionFacts, NO_NEIGHBOURS, type Neighbours } from '../../judgment/description-evidence';
@@ -199,7 +200,7 @@ export async function reviewBatchWithModel(
     ctx: CatalogContext;
     proposals: { id: string; entityId: string; change: ProposalChange }[];
   } & CallOptions,
-): Promise<{ outcomes: Outcome[]; missing: string[] }> {
+): Promise<{ outcomes: Outcome[]; missing: string[]; cutShort?: boolean }> {
   const { items, ctx, proposals: _listed, ...call } = args;
   // One verdict is asked per proposal id: a proposal listed twice would read as a duplicated verdict.
   const proposals = args.proposals.filter((p, i, all) => all.findIndex((q) => q.id === p.id) === i);
@@ -220,6 +221,7 @@ export async function reviewBatchWithModel(
   };
   const entityIds = sent.map((i) => i.entity.id);
   let verdicts: unknown[];
+  let cutShort: boolean;
   try {
     const r = await callStructured({
       ...call,
@@ -228,8 +230,14 @@ export async function reviewBatchWithModel(
       schema: ReviewOutput,
       answerSchema: ReviewAnswer,
       schemaName: 'argus_review_batch',
+      // Cut off at max_tokens: the verdicts given in full count; an entity lacking any is missing (asked alone).
+      cutShort: (content) => {
+        const items = completeItems(content, 'verdicts');
+        return items === undefined ? undefined : { verdicts: items };
+      },
     });
     verdicts = r.output.verdicts;
+    cutShort = r.cutShort === true;
   } catch (e) {
     if (e instanceof MalformedOutputError) return { outcomes: [], missing: entityIds };
     throw e;
@@ -249,6 +257,7 @@ export async function reviewBatchWithModel(
   return {
     outcomes: proposals.filter((p) => !missing.has(p.entityId)).map((p) => outcomeOf(p.id, valid.get(p.id)!, reviewer)),
     missing: entityIds.filter((id) => missing.has(id)),
+    ...(cutShort ? { cutShort } : {}),
   };
 }
 

@@ -126,6 +126,64 @@ describe('proposeBatchWithModel on the demo catalog', () => {
     expect(Object.fromEntries(r.byEntity)).toEqual(Object.fromEntries(want));
   });
 
+  test.each(AGENTS)('%s: an answer cut off at max_tokens keeps the entities it answered in full', async (agent) => {
+    const six = needing(agent, 6);
+    const want = await singles(agent, six, endpoint('ok'));
+    // Room for the first two of the six answers: the provider stops mid-JSON, as a real one does at max_tokens.
+    const task = {
+      argusTask: AGENT_TASK[agent],
+      entities: six.map((i) => agentEvidence(AGENT_TASK[agent], i.entity, ctx, i.neighbours)),
+    } as ModelTask;
+    const answerItems = (answerTask(task, 'correct') as { entities: unknown[] }).entities;
+    const endOfSecond = '{"entities":['.length + JSON.stringify(answerItems.slice(0, 2)).length - 1;
+    const short = { ...endpoint('ok'), maxOutputTokens: Math.ceil(endOfSecond / 4) };
+    const used: TokenCount[] = [];
+    const r = await proposeBatchWithModel(agent, six, ctx, { endpoint: short, onUsage: (t) => used.push(t) });
+    expect(r.cutShort).toBe(true);
+    expect(used).toHaveLength(1);
+    expect(used[0]!.completionTokens).toBeLessThanOrEqual(short.maxOutputTokens);
+    // What came back is a prefix in full, the rest missing: never a half-answered entity given a default.
+    const kept = [...r.byEntity.keys()];
+    expect(kept).toHaveLength(2);
+    expect(kept).toEqual(six.slice(0, kept.length).map((i) => i.entity.id));
+    expect(r.missing).toEqual(six.slice(kept.length).map((i) => i.entity.id));
+    for (const id of kept) expect(r.byEntity.get(id)).toEqual(want.get(id));
+  });
+
+  test('a cut-off review keeps the entities whose every verdict came in full', async () => {
+    const withProposals = items.slice(0, 12).flatMap((i) => {
+      const changes: ProposalChange[] = i.entity.columns.slice(0, 3).map((c) => ({
+        kind: 'pii_tag',
+        column: c.name,
+        category: 'email',
+        confidence: 0.9,
+        explanation: 'x',
+      }));
+      return changes.map((change) => ({
+        id: proposalId(demo.name, i.entity.id, change),
+        entityId: i.entity.id,
+        change,
+      }));
+    });
+    const sent = items.slice(0, 12);
+    const whole = await reviewBatchWithModel({ items: sent, ctx, proposals: withProposals, endpoint: endpoint('ok') });
+    expect(whole.missing).toEqual([]);
+    const short = { ...endpoint('ok'), maxOutputTokens: 200 };
+    const r = await reviewBatchWithModel({ items: sent, ctx, proposals: withProposals, endpoint: short });
+    expect(r.cutShort).toBe(true);
+    expect(r.missing.length).toBeGreaterThan(0);
+    const answeredEntities = new Set(r.outcomes.map((o) => withProposals.find((p) => p.id === o.proposalId)!.entityId));
+    for (const id of r.missing) expect(answeredEntities.has(id)).toBe(false);
+    // Each entity answered has all its verdicts, and they are the ones the whole answer gave.
+    for (const id of answeredEntities) {
+      const mine = withProposals.filter((p) => p.entityId === id).map((p) => p.id);
+      expect(r.outcomes.filter((o) => mine.includes(o.proposalId))).toEqual(
+        whole.outcomes.filter((o) => mine.includes(o.proposalId)),
+      );
+    }
+    expect(answeredEntities.size + r.missing.length).toBe(new Set(withProposals.map((p) => p.entityId)).size);
+  });
+
   test('a one-entity batch is answered whole by the batch scenarios', async () => {
     const one = needing('pii-classifier', 1);
     for (const scenario of ['batch-drop-last', 'batch-bad-item']) {

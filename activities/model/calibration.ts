@@ -1,0 +1,52 @@
+/**
+ * How much of its output reserve a model's batch answers really take, per model and task, learned from the
+ * answers this worker has received. estimateEntityTokens reserves for the longest answer an entity could get (45
+ * tokens per undescribed column, a finding per upstream…); most answers take far less, and a batch planned on the
+ * reserve alone is cut at a third of what max_tokens would hold. Once a few answers have come, batches are planned
+ * on a high percentile of what answers took of their reserve, with a margin; an answer cut off at max_tokens
+ * counts as taking more than all of it (so the scale goes back to 1), and what it lacked is asked alone. Kept in
+ * this worker's memory only (bounded: MAX_KEYS keys of RECENT ratios); a fresh worker starts at the full reserve.
+ */
+export class OutputCalibration {
+  static readonly RECENT = 32;
+  static readonly MAX_KEYS = 256;
+  /** Answers seen before the reserve is scaled at all. */
+  static readonly MIN_ANSWERS = 3;
+  /** The scale never goes below this share of the reserve, nor above the whole of it. */
+  static readonly FLOOR = 0.25;
+  static readonly MARGIN = 1.25;
+  private readonly seen = new Map<string, number[]>();
+
+  private static key(model: string, task: string): string {
+    return `${model}|${task}`;
+  }
+
+  /** One batch answer: the completion tokens it took of the output tokens reserved for what it was asked. */
+  record(model: string, task: string, used: number, reserved: number, cutShort: boolean): void {
+    if (!(reserved > 0) || !(used >= 0)) return;
+    const key = OutputCalibration.key(model, task);
+    const list = this.seen.get(key) ?? [];
+    this.seen.delete(key);
+    list.push(cutShort ? Math.max(1.5, used / reserved) : used / reserved);
+    if (list.length > OutputCalibration.RECENT) list.shift();
+    this.seen.set(key, list);
+    if (this.seen.size > OutputCalibration.MAX_KEYS) this.seen.delete(this.seen.keys().next().value!);
+  }
+
+  /**
+   * The share of its reserve an entity is planned at for `task` on any of `models` (a batch may go to any of the
+   * sweep's endpoints: the largest of theirs). 1 until MIN_ANSWERS answers are known for every model.
+   */
+  scale(models: readonly string[], task: string): number {
+    if (models.length === 0) return 1;
+    let scale = 0;
+    for (const model of models) {
+      const list = this.seen.get(OutputCalibration.key(model, task));
+      if (!list || list.length < OutputCalibration.MIN_ANSWERS) return 1;
+      const sorted = [...list].sort((a, b) => a - b);
+      const p90 = sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.9) - 1)]!;
+      scale = Math.max(scale, p90 * OutputCalibration.MARGIN);
+    }
+    return Math.min(1, Math.max(OutputCalibration.FLOOR, scale));
+  }
+}

@@ -1,0 +1,62 @@
+import { OutputCalibration } from '../../activities/model/calibration';
+
+// Batches planned on what answers really take of their reserve, learned per model and task, never below the
+// floor, and back to the whole reserve after an answer cut off at max_tokens.
+
+describe('OutputCalibration', () => {
+  test('the whole reserve until enough answers are known, for every model a batch may go to', () => {
+    const c = new OutputCalibration();
+    expect(c.scale(['m'], 'describe')).toBe(1);
+    for (let i = 1; i < OutputCalibration.MIN_ANSWERS; i++) c.record('m', 'describe', 40, 100, false);
+    expect(c.scale(['m'], 'describe')).toBe(1);
+    c.record('m', 'describe', 40, 100, false);
+    expect(c.scale(['m'], 'describe')).toBeCloseTo(0.4 * OutputCalibration.MARGIN);
+    // Another task, or a second model not seen yet: nothing known, the whole reserve.
+    expect(c.scale(['m'], 'review')).toBe(1);
+    expect(c.scale(['m', 'other'], 'describe')).toBe(1);
+    expect(c.scale([], 'describe')).toBe(1);
+  });
+
+  test('a high percentile of recent answers, not their mean: two wordy answers in ten set the scale', () => {
+    const c = new OutputCalibration();
+    for (let i = 0; i < 9; i++) c.record('m', 't', 20, 100, false);
+    c.record('m', 't', 60, 100, false);
+    expect(c.scale(['m'], 't')).toBeCloseTo(0.2 * OutputCalibration.MARGIN);
+    c.record('m', 't', 60, 100, false);
+    expect(c.scale(['m'], 't')).toBeCloseTo(0.6 * OutputCalibration.MARGIN);
+    // Only the RECENT last answers count.
+    for (let i = 0; i < OutputCalibration.RECENT; i++) c.record('m', 't', 30, 100, false);
+    expect(c.scale(['m'], 't')).toBeCloseTo(0.3 * OutputCalibration.MARGIN);
+  });
+
+  test('never below the floor, never above the whole reserve; the largest of the models wins', () => {
+    const c = new OutputCalibration();
+    for (let i = 0; i < 5; i++) {
+      c.record('terse', 't', 1, 100, false);
+      c.record('wordy', 't', 300, 100, false);
+      c.record('mid', 't', 40, 100, false);
+    }
+    expect(c.scale(['terse'], 't')).toBe(OutputCalibration.FLOOR);
+    expect(c.scale(['wordy'], 't')).toBe(1);
+    expect(c.scale(['terse', 'mid'], 't')).toBeCloseTo(0.4 * OutputCalibration.MARGIN);
+  });
+
+  test('an answer cut off at max_tokens puts the whole reserve back', () => {
+    const c = new OutputCalibration();
+    for (let i = 0; i < 20; i++) c.record('m', 't', 20, 100, false);
+    expect(c.scale(['m'], 't')).toBeLessThan(1);
+    for (let i = 0; i < 3; i++) c.record('m', 't', 90, 100, true);
+    expect(c.scale(['m'], 't')).toBe(1);
+  });
+
+  test('nothing is learnt from a batch with no reserve, and the keys it keeps are bounded', () => {
+    const c = new OutputCalibration();
+    for (let i = 0; i < 5; i++) c.record('m', 't', 50, 0, false);
+    expect(c.scale(['m'], 't')).toBe(1);
+    for (let k = 0; k < OutputCalibration.MAX_KEYS + 10; k++)
+      for (let i = 0; i < 3; i++) c.record(`m${k}`, 't', 50, 100, false);
+    // The oldest keys are forgotten (back to the whole reserve), the newest kept.
+    expect(c.scale(['m0'], 't')).toBe(1);
+    expect(c.scale([`m${OutputCalibration.MAX_KEYS + 9}`], 't')).toBeCloseTo(0.5 * OutputCalibration.MARGIN);
+  });
+});
