@@ -231,7 +231,13 @@ describe('Dockerfile', () => {
     expect(dockerfile).not.toBe('');
     expect(lines.filter((l) => l.startsWith('FROM ')).every((l) => /^FROM node:20-bookworm-slim\b/.test(l))).toBe(true);
     const cmd = lines.filter((l) => l.startsWith('CMD ')).pop() ?? '';
-    expect(JSON.parse(cmd.slice(4))).toEqual(['node', 'dist/worker/main.js']);
+    // exec: node itself gets the signals; its heap is ARGUS_WORKER_HEAP_MB, which the image sets to 1024.
+    expect(JSON.parse(cmd.slice(4))).toEqual([
+      'sh',
+      '-c',
+      'exec node --max-old-space-size="$ARGUS_WORKER_HEAP_MB" dist/worker/main.js',
+    ]);
+    expect(lines).toContain('ENV ARGUS_WORKER_HEAP_MB=1024');
     const user = lines.filter((l) => l.startsWith('USER ')).pop() ?? '';
     expect(user).toMatch(/^USER \S+$/);
     expect(user).not.toMatch(/^USER (root|0)$/);
