@@ -270,7 +270,9 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
         (input.agent === 'review' ? await ledger.proposals(input.pageIndex) : []).map((p) => [p.id, p]),
       );
       const wanted = entities.filter((e) =>
-        input.agent === 'review' ? (input.passed?.[e.id]?.length ?? 0) > 0 : needsModelCall(input.agent, e),
+        input.agent === 'review'
+          ? (input.passed?.[e.id]?.length ?? 0) > 0
+          : needsModelCall(input.agent, e, ctx, neighbours),
       );
       const scale = calibration.scale(input.models ?? [], input.agent);
       const batches = batchEntities(

@@ -131,7 +131,7 @@ export async function estimateNeeds(
     const neighbours = await loadNeighbours(catalog, entities, ctx);
     for (const agent of modelAgents) {
       const task = AGENT_TASK[agent];
-      const wanted = entities.filter((e) => needsModelCall(agent, e));
+      const wanted = entities.filter((e) => needsModelCall(agent, e, ctx, neighbours));
       const cost = (e: CatalogEntity) => estimateEntityTokens(agent, e, ctx, neighbours);
       for (const members of batched ? batchEntities(wanted, cost, limits) : wanted.map((e) => [e])) {
         const evidence = members.map((e) => agentEvidence(task, e, ctx, neighbours));

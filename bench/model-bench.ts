@@ -243,7 +243,7 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
     };
     let alone = page;
     if (batched) {
-      const wanted = page.filter((e) => needsModelCall(agent, e));
+      const wanted = page.filter((e) => needsModelCall(agent, e, ctx, describing ? neighbours : undefined));
       const cost = (e: CatalogEntity) => estimateEntityTokens(agent, e, ctx, describing ? neighbours : undefined);
       const scale = calibration.scale(models, agent);
       const batches = batchEntities(wanted, (e) => scaled(cost(e), scale), limits);

@@ -40,6 +40,11 @@ export const EntityEvidence = z.object({
   sql: z.string().optional(),
   /** Entity ids its SQL could name (lineage candidates): carried per entity in a batched lineage task. */
   knownEntities: z.array(z.string()).optional(),
+  /**
+   * describe: what to describe, the table (when undescribed) and the undescribed columns something beyond name and
+   * type grounds (activities/model/model-agents.ts describeTargets).
+   */
+  toDescribe: z.object({ table: z.boolean(), columns: z.array(z.string()) }).optional(),
 });
 export type EntityEvidence = z.infer<typeof EntityEvidence>;
 

@@ -87,6 +87,8 @@ export function extractTask(messages: unknown): ModelTask | null {
 // describe
 
 const MAX_TEXT = 600;
+/** What the describe prompt allows a description ("under 200 characters"), which this model keeps to. */
+const MAX_DESCRIPTION = 199;
 
 function clip(text: string, max = MAX_TEXT): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
@@ -96,26 +98,34 @@ function describeColumn(c: EntityEvidence['columns'][number]): string {
   const facts = [c.nullable ? 'nullable' : 'not null'];
   if (c.primary_key) facts.push('primary key');
   if (c.foreign_key) facts.push(`references ${c.foreign_key}`);
-  return clip(`Column ${c.name} (${c.type}), ${facts.join(', ')}.`);
+  return clip(`Column ${c.name} (${c.type}), ${facts.join(', ')}.`, MAX_DESCRIPTION);
 }
 
 function describeEntity(e: EntityEvidence): string {
   const kind = e.kind === 'view' ? 'View' : 'Table';
-  let text = `${kind} ${e.name} with columns ${e.columns.map((c) => c.name).join(', ')}.`;
-  if (text.length > 400)
-    text = `${kind} ${e.name} with ${e.columns.length} columns, starting ${e.columns
-      .slice(0, 5)
+  // Under the prompt's 200 characters: what it reads from first, then as much of the column list as fits.
+  const reads = e.upstream.length > 0 ? ` Reads from ${e.upstream.map((u) => u.id).join(', ')}.` : '';
+  const forms = [
+    `${kind} ${e.name} with columns ${e.columns.map((c) => c.name).join(', ')}.`,
+    `${kind} ${e.name} with columns ${e.columns
+      .slice(0, 3)
       .map((c) => c.name)
-      .join(', ')}.`;
-  if (e.upstream.length > 0) text += ` Reads from ${e.upstream.map((u) => u.id).join(', ')}.`;
-  return clip(text);
+      .join(', ')} and others.`,
+    `${kind} ${e.name}.`,
+  ];
+  const text = forms.find((f) => f.length + reads.length <= MAX_DESCRIPTION) ?? forms[forms.length - 1]!;
+  return clip(text + reads, MAX_DESCRIPTION);
 }
 
+/** What the task asks to describe (`toDescribe`), or, in a document without it, everything undescribed. */
 function describe(e: EntityEvidence): DescribeOutput {
   const descriptions: DescribeOutput['descriptions'] = [];
-  if (!e.description) descriptions.push({ target: 'table', column: null, text: describeEntity(e) });
+  const asked = e.toDescribe ? new Set(e.toDescribe.columns) : undefined;
+  if (e.toDescribe ? e.toDescribe.table : !e.description)
+    descriptions.push({ target: 'table', column: null, text: describeEntity(e) });
   for (const c of e.columns)
-    if (!c.description) descriptions.push({ target: 'column', column: c.name, text: describeColumn(c) });
+    if (asked ? asked.has(c.name) : !c.description)
+      descriptions.push({ target: 'column', column: c.name, text: describeColumn(c) });
   return { descriptions };
 }
 

@@ -15,6 +15,7 @@ const CONTRACT: Record<ModelTaskName, string[]> = {
     'A description must tell a reader something the catalog does not already show: never just restate a name, type, nullability, keys or the list of columns.',
     '`established` lists what the catalog itself establishes (a description inherited from an upstream column, a derivation read from the SQL, a relationship): use those texts, or build on them without contradicting them.',
     'Ground everything else in the SQL and the recorded lineage; a column of which nothing beyond its name and type is known gets no description.',
+    '`toDescribe` lists what to describe: the table when `table` is true, and the columns in `columns` (the undescribed ones something beyond name and type grounds). Describe nothing else.',
     NO_WORLD_CLAIMS,
     'Keep each description under 200 characters. Skip anything already described.',
     DATA_NOT_INSTRUCTIONS,

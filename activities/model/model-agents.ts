@@ -15,7 +15,7 @@ import { callStructured, estimateTokens, type CallOptions } from '../../llm/clie
 import { MalformedOutputError } from '../../llm/errors';
 import { completeItems } from '../../llm/partial-json';
 import { BATCH_SYSTEM_PROMPTS, SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
-import { agentEvidence, proposalForReview, type BatchItem } from './model-review';
+import { agentEvidence, describeTargets, proposalForReview, type BatchItem } from './model-review';
 import type { CatalogContext } from '../../judgment/catalog-context';
 import { looksLikePii } from '../../judgment/pii-classifier';
 import type { Neighbours } from '../../judgment/description-evidence';
@@ -30,20 +30,27 @@ export const AGENT_TASK = {
   'lineage-checker': 'check_lineage',
 } as const satisfies Record<AgentName, ModelTaskName>;
 
-const undescribed = (text: string | undefined): boolean => !text?.trim();
 const alreadyTagged = (entity: CatalogEntity, column: string): boolean =>
   entity.pii_exceptions.includes(column) ||
   (entity.columns.find((c) => c.name === column)?.tags ?? []).some((t) => t.kind === 'pii');
 
 /**
  * Whether the agent has anything to ask a model about the entity — the cheapest call is the one not made.
- * describe: something undescribed; classify_pii: a column not already tagged or excepted; check_lineage: SQL
- * or recorded upstream.
+ * describe: the table undescribed, or an undescribed column something grounds (describeTargets: give the
+ * entities it reads, or inherited facts are not seen); classify_pii: a column not already tagged or excepted;
+ * check_lineage: SQL or recorded upstream.
  */
-export function needsModelCall(agent: AgentName, entity: CatalogEntity): boolean {
+export function needsModelCall(
+  agent: AgentName,
+  entity: CatalogEntity,
+  ctx: CatalogContext,
+  neighbours?: Neighbours,
+): boolean {
   switch (agent) {
-    case 'description-drafter':
-      return undescribed(entity.description) || entity.columns.some((c) => undescribed(c.description));
+    case 'description-drafter': {
+      const t = describeTargets(entity, ctx, neighbours);
+      return t.table || t.columns.length > 0;
+    }
     case 'pii-classifier':
       return entity.columns.some((c) => !alreadyTagged(entity, c.name));
     case 'lineage-checker':
@@ -51,13 +58,18 @@ export function needsModelCall(agent: AgentName, entity: CatalogEntity): boolean
   }
 }
 
-function describeChanges(entity: CatalogEntity, descriptions: DescribeOutput['descriptions']): ProposalChange[] {
-  const cols = new Map(entity.columns.map((c) => [c.name, c]));
+/** The answer's descriptions of what was asked for (`targets`, describeTargets); anything else is dropped. */
+function describeChanges(
+  entity: CatalogEntity,
+  descriptions: DescribeOutput['descriptions'],
+  targets: { table: boolean; columns: string[] },
+): ProposalChange[] {
+  const cols = new Set(targets.columns);
   const out: ProposalChange[] = [];
   for (const d of descriptions) {
     if (d.target === 'table') {
-      if (undescribed(entity.description)) out.push({ kind: 'description', target: 'table', text: d.text.trim() });
-    } else if (d.column && cols.has(d.column) && undescribed(cols.get(d.column)!.description)) {
+      if (targets.table) out.push({ kind: 'description', target: 'table', text: d.text.trim() });
+    } else if (d.column && cols.has(d.column)) {
       out.push({ kind: 'description', target: 'column', column: d.column, text: d.text.trim() });
     }
   }
@@ -104,7 +116,7 @@ export async function proposeWithModel(
   o: ModelCallOptions,
   neighbours?: Neighbours,
 ): Promise<ProposalChange[]> {
-  if (!needsModelCall(agent, entity)) return [];
+  if (!needsModelCall(agent, entity, ctx, neighbours)) return [];
   const evidence = agentEvidence(AGENT_TASK[agent], entity, ctx, neighbours);
   switch (agent) {
     case 'description-drafter': {
@@ -115,7 +127,7 @@ export async function proposeWithModel(
         schema: DescribeOutput,
         schemaName: 'argus_describe',
       });
-      return describeChanges(entity, r.output.descriptions);
+      return describeChanges(entity, r.output.descriptions, evidence.toDescribe!);
     }
     case 'pii-classifier': {
       const r = await callStructured({
@@ -146,11 +158,16 @@ export async function proposeWithModel(
 const BatchAnswer = z.object({ entities: z.array(z.unknown()) });
 
 /** What one entity's valid item of a batched answer proposes, after the same filtering as proposeWithModel. */
-function changesOfItem(agent: AgentName, entity: CatalogEntity, raw: unknown): ProposalChange[] | null {
+function changesOfItem(
+  agent: AgentName,
+  evidence: EntityEvidence,
+  entity: CatalogEntity,
+  raw: unknown,
+): ProposalChange[] | null {
   switch (agent) {
     case 'description-drafter': {
       const v = MODEL_BATCH_ITEM_SCHEMAS.describe.safeParse(raw);
-      return v.success ? describeChanges(entity, v.data.descriptions) : null;
+      return v.success ? describeChanges(entity, v.data.descriptions, evidence.toDescribe!) : null;
     }
     case 'pii-classifier': {
       const v = MODEL_BATCH_ITEM_SCHEMAS.classify_pii.safeParse(raw);
@@ -183,12 +200,13 @@ export async function proposeBatchWithModel(
     const id = item.entity.id;
     if (byEntity.has(id)) continue;
     byEntity.set(id, []);
-    if (needsModelCall(agent, item.entity)) sent.set(id, item);
+    if (needsModelCall(agent, item.entity, item.ctx ?? ctx, item.neighbours)) sent.set(id, item);
   }
   if (sent.size === 0) return { byEntity, missing: [] };
-  const entities: EntityEvidence[] = [...sent.values()].map((i) =>
-    agentEvidence(task, i.entity, i.ctx ?? ctx, i.neighbours),
+  const evidenceOf = new Map(
+    [...sent].map(([id, i]) => [id, agentEvidence(task, i.entity, i.ctx ?? ctx, i.neighbours)] as const),
   );
+  const entities: EntityEvidence[] = [...evidenceOf.values()];
   const schema: z.ZodType<unknown> = MODEL_BATCH_OUTPUT_SCHEMAS[task];
   let answer: unknown[] | null = null;
   let cutShort = false;
@@ -219,7 +237,7 @@ export async function proposeBatchWithModel(
   const missing: string[] = [];
   for (const [id, item] of sent) {
     const found = itemsById.get(id) ?? [];
-    const changes = found.length === 1 ? changesOfItem(agent, item.entity, found[0]) : null;
+    const changes = found.length === 1 ? changesOfItem(agent, evidenceOf.get(id)!, item.entity, found[0]) : null;
     if (changes) byEntity.set(id, changes);
     else {
       byEntity.delete(id);
@@ -238,13 +256,13 @@ export interface EntityCost {
 // Output reserves (4 characters a token), per thing the model may answer about. On the demo catalog the fake
 // model's items come to ~27 tokens a description, ~34 a PII tag, ~28 a lineage finding and ~39 a verdict with a
 // 30-character proposal id; a real model words more, and a description may take its 200 characters.
-const RESERVE = { description: 45, piiTag: 40, lineageFinding: 30, verdict: 35 } as const;
+const RESERVE = { description: 45, tableDescription: 60, piiTag: 40, lineageFinding: 30, verdict: 35 } as const;
 /** `{"id":"…","descriptions":[]},` and the like around every entity's part of the answer. */
 const itemWrapper = (id: string): number => estimateTokens(`{"id":${JSON.stringify(id)},"descriptions":[]},`);
 
 /**
  * What `entity` costs a batched call of `agent` (or of the review, given its proposals): prompt tokens of its
- * trimmed evidence (and proposals) as JSON, and a reserve for its answer. describe: 45 per undescribed target;
+ * trimmed evidence (and proposals) as JSON, and a reserve for its answer. describe: 45 per target asked for (describeTargets);
  * classify_pii: 40 per column that could be PII — of the columns not already tagged or excepted, those the rules'
  * vocabulary takes for PII (looksLikePii) and one in four of the rest, rounded up (the demo catalog's tables
  * never answer more); check_lineage: 30 per recorded upstream and SQL reference (knownEntities); review: 35 per
@@ -264,16 +282,16 @@ export function estimateEntityTokens(
     const output = proposals.reduce((n, p) => n + RESERVE.verdict + estimateTokens(p.id), 0);
     return { prompt: prompt + estimateTokens(JSON.stringify(sentProposals)), output };
   }
-  if (!needsModelCall(agent, entity)) return { prompt: 0, output: 0 };
+  if (!needsModelCall(agent, entity, ctx, neighbours)) return { prompt: 0, output: 0 };
   const evidence = agentEvidence(AGENT_TASK[agent], entity, ctx, neighbours);
   const prompt = estimateTokens(JSON.stringify(evidence));
   let answers: number;
   switch (agent) {
-    case 'description-drafter':
-      answers =
-        RESERVE.description *
-        ((undescribed(entity.description) ? 1 : 0) + entity.columns.filter((c) => undescribed(c.description)).length);
+    case 'description-drafter': {
+      const t = evidence.toDescribe!;
+      answers = (t.table ? RESERVE.tableDescription : 0) + RESERVE.description * t.columns.length;
       break;
+    }
     case 'pii-classifier': {
       const open = entity.columns.filter((c) => !alreadyTagged(entity, c.name));
       const likely = open.filter((c) => looksLikePii(c, entity)).length;

@@ -16,6 +16,30 @@ import { BATCH_SYSTEM_PROMPTS, SYSTEM_PROMPTS, userMessage } from '../../llm/pro
 import type { CatalogContext } from '../../judgment/catalog-context';
 import { descriptionFacts, NO_NEIGHBOURS, type Neighbours } from '../../judgment/description-evidence';
 
+const undescribed = (text: string | undefined): boolean => !text?.trim();
+
+/**
+ * What the description drafter asks a model to describe of `entity`: the table when it is undescribed, and each
+ * undescribed column that something beyond its name and type grounds — an established fact (inherited, derived,
+ * a relationship: judgment/description-evidence.ts) or the entity's SQL. A column of which only its name and type
+ * are known gets no description by the prompt's own contract, so it is not asked for (on the demo and generated
+ * catalogs the gate rejected every model description of such a column: 361 and 3,981 of them).
+ */
+export function describeTargets(
+  entity: CatalogEntity,
+  ctx: CatalogContext,
+  neighbours: Neighbours = NO_NEIGHBOURS,
+): { table: boolean; columns: string[] } {
+  const facts = descriptionFacts(entity, ctx, neighbours);
+  const sql = !!entity.sql?.trim();
+  return {
+    table: undescribed(entity.description),
+    columns: entity.columns
+      .filter((c) => undescribed(c.description) && (sql || facts.columns.has(c.name)))
+      .map((c) => c.name),
+  };
+}
+
 /**
  * What a model may see about an entity: schema, recorded lineage, SQL, and what they establish beyond
  * names and types (inherited and derived descriptions, when the entities it reads are given).
@@ -76,7 +100,8 @@ export function knownNear(entity: CatalogEntity, ctx: CatalogContext): string[] 
 
 /**
  * The evidence one task needs about an entity, and nothing more: the same for single and batched calls, so
- * batching never changes what a model sees. describe and review: everything (entityEvidence); classify_pii:
+ * batching never changes what a model sees. describe: everything (entityEvidence) and what to describe
+ * (describeTargets); review: everything; classify_pii:
  * the names, description and columns; check_lineage: the names, recorded upstream, SQL and the entity ids the
  * SQL could name (knownEntities), no columns.
  */
@@ -88,6 +113,7 @@ export function agentEvidence(
 ): EntityEvidence {
   switch (task) {
     case 'describe':
+      return { ...entityEvidence(entity, ctx, neighbours), toDescribe: describeTargets(entity, ctx, neighbours) };
     case 'review':
       return entityEvidence(entity, ctx, neighbours);
     case 'classify_pii':

@@ -17,6 +17,7 @@ import {
 } from '../../activities/model/model-agents';
 import {
   agentEvidence,
+  describeTargets,
   entityEvidence,
   knownNear,
   proposalForReview,
@@ -25,7 +26,7 @@ import {
   type BatchItem,
 } from '../../activities/model/model-review';
 import { createCatalogContext } from '../../judgment/catalog-context';
-import type { Neighbours } from '../../judgment/description-evidence';
+import { descriptionFacts, type Neighbours } from '../../judgment/description-evidence';
 import { estimateTokens, type EndpointSpec, type TokenCount } from '../../llm/client';
 import { ProviderError } from '../../llm/errors';
 import { answerTask, extractTask, FAKE_REVIEWERS, type FakeReviewer } from '../../llm/fake-model';
@@ -74,14 +75,14 @@ async function singles(agent: AgentName, list: BatchItem[], ep: EndpointSpec): P
 
 /** `n` demo entities that each need a call of the agent. */
 const needing = (agent: AgentName, n: number, from = 0): BatchItem[] =>
-  items.filter((i) => needsModelCall(agent, i.entity)).slice(from, from + n);
+  items.filter((i) => needsModelCall(agent, i.entity, ctx, i.neighbours)).slice(from, from + n);
 
 describe('proposeBatchWithModel on the demo catalog', () => {
   test.each(AGENTS)('%s: batched proposals equal the union of single-entity proposals', async (agent) => {
     const ep = endpoint('ok');
     const single = await singles(agent, items, ep);
     const singleCalls = answered('ok');
-    expect(singleCalls).toBe(items.filter((i) => needsModelCall(agent, i.entity)).length);
+    expect(singleCalls).toBe(items.filter((i) => needsModelCall(agent, i.entity, ctx, i.neighbours)).length);
 
     const batches = batchEntities(items, (i) => estimateEntityTokens(agent, i.entity, ctx, i.neighbours), LIMITS);
     const batched = new Map<string, ProposalChange[]>();
@@ -99,7 +100,7 @@ describe('proposeBatchWithModel on the demo catalog', () => {
   });
 
   test('entities with nothing to ask are not sent: an empty list, not missing, and no call at all', async () => {
-    const described = items.find((i) => !needsModelCall('lineage-checker', i.entity))!;
+    const described = items.find((i) => !needsModelCall('lineage-checker', i.entity, ctx))!;
     const r = await proposeBatchWithModel('lineage-checker', [described, described], ctx, { endpoint: endpoint('ok') });
     expect(r).toEqual({ byEntity: new Map([[described.entity.id, []]]), missing: [] });
     expect(answered('ok')).toBe(0);
@@ -193,7 +194,7 @@ describe('proposeBatchWithModel on the demo catalog', () => {
   });
 
   test('a wholly malformed answer makes every entity sent missing, and is not thrown', async () => {
-    const idle = items.find((i) => !needsModelCall('lineage-checker', i.entity))!;
+    const idle = items.find((i) => !needsModelCall('lineage-checker', i.entity, ctx))!;
     const sent = needing('lineage-checker', 3);
     const r = await proposeBatchWithModel('lineage-checker', [...sent, idle], ctx, { endpoint: endpoint('malformed') });
     expect(r.missing).toEqual(sent.map((i) => i.entity.id));
@@ -451,9 +452,32 @@ describe('the batched prompts', () => {
 describe('agentEvidence: what each task sees', () => {
   const view = entities.find((e) => e.sql && e.upstream.length > 0)!;
 
-  test('describe and review see the full evidence', () => {
-    for (const task of ['describe', 'review'] as const)
-      expect(agentEvidence(task, view, ctx, neighbours)).toEqual(entityEvidence(view, ctx, neighbours));
+  test('review sees the full evidence; describe too, and what it is asked to describe', () => {
+    expect(agentEvidence('review', view, ctx, neighbours)).toEqual(entityEvidence(view, ctx, neighbours));
+    expect(agentEvidence('describe', view, ctx, neighbours)).toEqual({
+      ...entityEvidence(view, ctx, neighbours),
+      toDescribe: describeTargets(view, ctx, neighbours),
+    });
+  });
+
+  test('describe is asked for the table and the undescribed columns something grounds, not bare ones', () => {
+    const facts = (e: CatalogEntity) => descriptionFacts(e, ctx, neighbours);
+    let bare = 0;
+    let grounded = 0;
+    for (const e of entities) {
+      const t = describeTargets(e, ctx, neighbours);
+      expect(t.table).toBe(!e.description?.trim());
+      for (const c of e.columns) {
+        const open = !c.description?.trim();
+        const known = !!e.sql?.trim() || facts(e).columns.has(c.name);
+        expect(t.columns.includes(c.name)).toBe(open && known);
+        if (open && !known) bare++;
+        if (open && known) grounded++;
+      }
+    }
+    // The demo has both kinds: the test would pass vacuously otherwise.
+    expect(bare).toBeGreaterThan(0);
+    expect(grounded).toBeGreaterThan(0);
   });
 
   test('classify_pii: names, description and columns; no upstream, SQL or established facts', () => {
@@ -528,10 +552,20 @@ describe('needsModelCall', () => {
     ['an undescribed table', 'description-drafter', true, base],
     ['only the table undescribed', 'description-drafter', true, { ...described, description: ' ' }],
     [
-      'one column undescribed',
+      'one bare column undescribed (no SQL, no established fact)',
+      'description-drafter',
+      false,
+      { ...described, columns: [...described.columns.slice(1), base.columns[0]!] },
+    ],
+    [
+      'one column of a view undescribed (its SQL can ground it)',
       'description-drafter',
       true,
-      { ...described, columns: [...described.columns.slice(1), base.columns[0]!] },
+      {
+        ...view,
+        description: 'A view.',
+        columns: view.columns.map((c, i) => ({ ...c, description: i === 0 ? undefined : `The ${c.name}.` })),
+      },
     ],
     ['everything described', 'description-drafter', false, described],
     ['a table with columns', 'pii-classifier', true, base],
@@ -548,7 +582,7 @@ describe('needsModelCall', () => {
     ['SQL', 'lineage-checker', true, { ...view, upstream: [] }],
     ['blank SQL', 'lineage-checker', false, { ...base, sql: '  ', upstream: [] }],
   ])('%s (%s): %s', (_name, agent, expected, entity) => {
-    expect(needsModelCall(agent, entity)).toBe(expected);
+    expect(needsModelCall(agent, entity, ctx, neighbours)).toBe(expected);
   });
 });
 
@@ -559,7 +593,7 @@ describe('estimateEntityTokens', () => {
       const task = AGENT_TASK[agent];
       for (const { entity } of items) {
         const cost = estimateEntityTokens(agent, entity, ctx, neighbours);
-        if (!needsModelCall(agent, entity)) {
+        if (!needsModelCall(agent, entity, ctx, neighbours)) {
           expect(cost).toEqual({ prompt: 0, output: 0 });
           continue;
         }
