@@ -6,6 +6,21 @@ import type { PageWrites, WriteRecord } from './ledger';
 import { faultPoint } from './fault-points';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 
+/** What the write step is asked to write: one page of a sweep, in one round. */
+export interface WritePageInput {
+  ledgerKey: string;
+  sweepId: string;
+  pageIndex: number;
+  /** The page's entity ids (their figures after the write go to the ledger); absent: read from the ledger. */
+  ids?: string[];
+  overwriteHumanText: boolean;
+  dryRun: boolean;
+  /** 0: the sweep's own write of the page; later rounds write what people approved afterwards. */
+  round?: number;
+  /** The proposals people decided in that round, whose decisions it logs. */
+  proposalIds?: string[];
+}
+
 /** The write step: approved repairs into the catalog, once, each with its audit line. */
 export function createWriteActivities(deps: ActivityDeps) {
   const { store, ledgerFor, catalogOf } = sweepContext(deps);
@@ -19,32 +34,16 @@ export function createWriteActivities(deps: ActivityDeps) {
      * `round` 0 is the sweep's own write of the page; a later round writes what people approved afterwards
      * (`proposalIds`: the proposals people decided in that round, whose decisions it logs).
      */
-    async applyApprovedRepairs(input: {
-      ledgerKey: string;
-      sweepId: string;
-      pageIndex: number;
-      /** The page's entity ids (their figures after the write go to the ledger); absent: read from the ledger. */
-      ids?: string[];
-      overwriteHumanText: boolean;
-      dryRun: boolean;
-      round?: number;
-      proposalIds?: string[];
-    }): Promise<{ written: number; already: number; keptHuman: number }> {
+    async applyApprovedRepairs(
+      input: WritePageInput,
+    ): Promise<{ written: number; already: number; keptHuman: number }> {
       const round = input.round ?? 0;
       return store.exclusive(`write:${input.ledgerKey}#${input.pageIndex}.${round}`, () => writePage(input, round));
     },
   };
 
   async function writePage(
-    input: {
-      ledgerKey: string;
-      sweepId: string;
-      pageIndex: number;
-      ids?: string[];
-      overwriteHumanText: boolean;
-      dryRun: boolean;
-      proposalIds?: string[];
-    },
+    input: WritePageInput,
     round: number,
   ): Promise<{ written: number; already: number; keptHuman: number }> {
     const ledger = ledgerFor(input.ledgerKey);

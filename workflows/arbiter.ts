@@ -4,7 +4,7 @@ import type { Outcome } from '../domain/proposal';
 import type { RetiredEndpoint } from '../domain/report';
 import { FailureType } from '../domain/ids';
 import { catalogActivities, CATALOG_OPTIONS } from './activities';
-import { Rotation, modelActivities, modelActivityOptions, pool } from './rotation';
+import { Rotation, modelActivities, modelActivityOptions, pool, type RotationOutcome } from './rotation';
 
 export interface ArbiterInput {
   sweepId: string;
@@ -71,6 +71,16 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
     const unreviewed: Outcome[] = [];
     let done = 0;
     let alone = entities;
+    // Proposals every endpoint failed to review: not reviewed, with why (the breaker's message or the error).
+    const notReviewed = (proposalIds: string[], r: Extract<RotationOutcome<unknown>, { ok: false }>) => {
+      const reason = r.breaker ? rotation.breakerMessage() : `model review failed (${r.category}): ${r.message}`;
+      for (const proposalId of proposalIds)
+        unreviewed.push({ proposalId, decision: 'not_reviewed', reason: reason.slice(0, 1000), reviewer: 'none' });
+    };
+    const showProgress = () =>
+      setCurrentDetails(
+        `Page ${input.pageIndex}: model review ${done}/${entities.length} entities${rotation.breakerTripped ? ' — breaker open' : ''}`,
+      );
     const batching = (input.modelBatch?.entities ?? 1) > 1 && patched('model-batches-v1');
     if (batching) {
       const plan = await models.planModelBatches.executeWithOptions(
@@ -117,20 +127,13 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
             lacking.push(...r.value.missing);
             done += ids.length - r.value.missing.length;
           } else {
-            const reason = r.breaker ? rotation.breakerMessage() : `model review failed (${r.category}): ${r.message}`;
-            for (const id of ids)
-              for (const proposalId of gate.passed[id] ?? [])
-                unreviewed.push({
-                  proposalId,
-                  decision: 'not_reviewed',
-                  reason: reason.slice(0, 1000),
-                  reviewer: 'none',
-                });
+            notReviewed(
+              ids.flatMap((id) => gate.passed[id] ?? []),
+              r,
+            );
             done += ids.length;
           }
-          setCurrentDetails(
-            `Page ${input.pageIndex}: model review ${done}/${entities.length} entities${rotation.breakerTripped ? ' — breaker open' : ''}`,
-          );
+          showProgress();
         },
       );
       // What a batch answer lacked is reviewed alone, one call per entity.
@@ -157,15 +160,9 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
       if (r.ok) {
         result.approved += r.value.approved;
         result.rejected += r.value.rejected;
-      } else {
-        const reason = r.breaker ? rotation.breakerMessage() : `model review failed (${r.category}): ${r.message}`;
-        for (const proposalId of proposalIds)
-          unreviewed.push({ proposalId, decision: 'not_reviewed', reason: reason.slice(0, 1000), reviewer: 'none' });
-      }
+      } else notReviewed(proposalIds, r);
       done++;
-      setCurrentDetails(
-        `Page ${input.pageIndex}: model review ${done}/${entities.length} entities${rotation.breakerTripped ? ' — breaker open' : ''}`,
-      );
+      showProgress();
     });
     if (unreviewed.length) {
       await catalogActivities.recordOutcomes({

@@ -30,7 +30,7 @@ import {
   type PendingReview,
   type ReviewUpdateInput,
 } from './messages';
-import { Rotation, modelActivities, modelActivityOptions, pool } from './rotation';
+import { Rotation, modelActivities, modelActivityOptions, pool, type RotationOutcome } from './rotation';
 
 /** State carried across continue-as-new: counts and ids only, never proposals or schemas. */
 export interface SweepCarry {
@@ -91,6 +91,17 @@ function failureOf(err: unknown): { category: string; retryable: boolean; messag
     retryable: true,
     message: String((cause as Error)?.message ?? cause),
   };
+}
+
+/** An entity's failure when every endpoint failed it: the breaker (budgets spent) or the last endpoint's error. */
+function rotationFailure(
+  entity: string,
+  stage: AgentName,
+  r: Extract<RotationOutcome<unknown>, { ok: false }>,
+): EntityFailure {
+  return r.breaker
+    ? { entity, stage, category: 'model_budget_exhausted', retryable: true, message: r.message.slice(0, 1000) }
+    : { entity, stage, category: r.category, retryable: r.retryable, message: r.message };
 }
 
 function invalidInput(raw: unknown): never {
@@ -300,20 +311,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
             ),
           );
           if (r.ok) lacking.push(...r.value.missing);
-          else
-            addFailures(
-              entityIds.map((entity) =>
-                r.breaker
-                  ? {
-                      entity,
-                      stage: agent,
-                      category: 'model_budget_exhausted',
-                      retryable: true,
-                      message: r.message.slice(0, 1000),
-                    }
-                  : { entity, stage: agent, category: r.category, retryable: r.retryable, message: r.message },
-              ),
-            );
+          else addFailures(entityIds.map((entity) => rotationFailure(entity, agent, r)));
         },
       );
       alone = lacking.sort();
@@ -325,19 +323,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
           [{ sweepId, ledgerKey: state.ledgerKey, pageIndex, entityId, agent, endpoint, retired }],
         ),
       );
-      if (!r.ok) {
-        addFailures([
-          r.breaker
-            ? {
-                entity: entityId,
-                stage: agent,
-                category: 'model_budget_exhausted',
-                retryable: true,
-                message: r.message.slice(0, 1000),
-              }
-            : { entity: entityId, stage: agent, category: r.category, retryable: r.retryable, message: r.message },
-        ]);
-      }
+      if (!r.ok) addFailures([rotationFailure(entityId, agent, r)]);
     });
     progress.retiredEndpoints = rotation.retiredIds();
     progress.breakerTripped = rotation.breakerTripped;

@@ -262,7 +262,8 @@ const itemWrapper = (id: string): number => estimateTokens(`{"id":${JSON.stringi
 
 /**
  * What `entity` costs a batched call of `agent` (or of the review, given its proposals): prompt tokens of its
- * trimmed evidence (and proposals) as JSON, and a reserve for its answer. describe: 45 per target asked for (describeTargets);
+ * trimmed evidence (and proposals) as JSON, and a reserve for its answer. describe: 60 for the table and 45 per
+ * column asked for (describeTargets);
  * classify_pii: 40 per column that could be PII — of the columns not already tagged or excepted, those the rules'
  * vocabulary takes for PII (looksLikePii) and one in four of the rest, rounded up (the demo catalog's tables
  * never answer more); check_lineage: 30 per recorded upstream and SQL reference (knownEntities); review: 35 per
