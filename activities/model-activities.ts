@@ -20,7 +20,7 @@ import {
   proposeWithModel,
 } from './model/model-agents';
 import { reviewBatchWithModel, reviewWithModel } from './model/model-review';
-import { OutputCalibration } from './model/calibration';
+import { OutputCalibration, scaleOutput } from './model/calibration';
 import { loadNeighbours } from './neighbours';
 import { endpointRooms, estimateNeeds, fitPlan, oldestUnreviewedFirst, refit, type SweepPlan } from './plan';
 import { parseSweepInput } from '../domain/sweep';
@@ -277,16 +277,17 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       const scale = calibration.scale(input.models ?? [], input.agent);
       const batches = batchEntities(
         wanted,
-        (e) => {
-          const cost = estimateEntityTokens(
-            input.agent,
-            e,
-            ctx,
-            neighbours,
-            (input.passed?.[e.id] ?? []).flatMap((id) => (byProposal.has(id) ? [byProposal.get(id)!] : [])),
-          );
-          return { prompt: cost.prompt, output: Math.ceil(cost.output * scale) };
-        },
+        (e) =>
+          scaleOutput(
+            estimateEntityTokens(
+              input.agent,
+              e,
+              ctx,
+              neighbours,
+              (input.passed?.[e.id] ?? []).flatMap((id) => (byProposal.has(id) ? [byProposal.get(id)!] : [])),
+            ),
+            scale,
+          ),
         { maxEntities: input.maxEntities, promptTokens: input.promptTokens, outputTokens: input.outputTokens },
       );
       return { batches: batches.map((b) => b.map((e) => e.id)), skipped: ids.length - wanted.length };
@@ -323,22 +324,18 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
         `batch-${input.batch}`,
         entities.length,
       );
-      let used = 0;
       const r = await usage.around(() =>
         withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, (signal) =>
           proposeBatchWithModel(
             input.agent,
             entities.map((entity) => ({ entity, ...(neighbours ? { neighbours } : {}) })),
             ctx,
-            callOptions(input.endpoint, signal, (t) => {
-              used += t.completionTokens;
-              usage.record(t);
-            }),
+            callOptions(input.endpoint, signal, usage.record),
           ),
         ),
       );
       const reserved = entities.reduce((n, e) => n + estimateEntityTokens(input.agent, e, ctx, neighbours).output, 0);
-      calibration.record(input.endpoint.model, input.agent, used, reserved, r.cutShort === true);
+      calibration.record(input.endpoint.model, input.agent, usage.completionTokens(), reserved, r.cutShort === true);
       let count = 0;
       for (const [entityId, changes] of r.byEntity) {
         const proposals = proposalsOf(meta, input.agent, entityId, input.endpoint, changes);
@@ -379,17 +376,13 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
         `batch-${input.batch}`,
         entities.length,
       );
-      let used = 0;
       const r = await usage.around(() =>
         withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, (signal) =>
           reviewBatchWithModel({
             items: entities.map((entity) => ({ entity, neighbours })),
             ctx,
             proposals: proposals.map((p) => ({ id: p.id, entityId: p.entityId, change: p.change })),
-            ...callOptions(input.endpoint, signal, (t) => {
-              used += t.completionTokens;
-              usage.record(t);
-            }),
+            ...callOptions(input.endpoint, signal, usage.record),
           }),
         ),
       );
@@ -405,7 +398,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
           ).output,
         0,
       );
-      calibration.record(input.endpoint.model, 'review', used, reserved, r.cutShort === true);
+      calibration.record(input.endpoint.model, 'review', usage.completionTokens(), reserved, r.cutShort === true);
       const byEntity = new Map<string, Outcome[]>();
       const entityOf = new Map(proposals.map((p) => [p.id, p.entityId]));
       for (const o of r.outcomes) {
@@ -502,6 +495,8 @@ function callLog(
   const calls: ModelCallRecord[] = [];
   return {
     record: (t: TokenCount) => calls.push({ agent, endpoint, entityId, ...(entities > 1 ? { entities } : {}), ...t }),
+    /** Completion tokens of the calls recorded so far. */
+    completionTokens: () => calls.reduce((n, c) => n + c.completionTokens, 0),
     async around<T>(fn: () => Promise<T>): Promise<T> {
       try {
         return await fn();

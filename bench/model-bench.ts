@@ -30,7 +30,7 @@ import {
   proposeWithModel,
 } from '../activities/model/model-agents';
 import { reviewBatchWithModel, reviewWithModel } from '../activities/model/model-review';
-import { OutputCalibration } from '../activities/model/calibration';
+import { OutputCalibration, scaleOutput } from '../activities/model/calibration';
 import { ROOT, startDevServer, killTree, cpuMs } from './support';
 
 const KEY_ENV = 'ARGUS_BENCH_FAKE_KEY';
@@ -199,10 +199,6 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
   // As the worker plans batches: on what answers so far took of their output reserve (activities/model/calibration).
   const calibration = new OutputCalibration();
   const models = cfg.endpoints.map((e) => e.model);
-  const scaled = (cost: { prompt: number; output: number }, scale: number) => ({
-    prompt: cost.prompt,
-    output: Math.ceil(cost.output * scale),
-  });
   const r: LoopResult = {
     wallMs: 0,
     calls: 0,
@@ -246,7 +242,7 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
       const wanted = page.filter((e) => needsModelCall(agent, e, ctx, describing ? neighbours : undefined));
       const cost = (e: CatalogEntity) => estimateEntityTokens(agent, e, ctx, describing ? neighbours : undefined);
       const scale = calibration.scale(models, agent);
-      const batches = batchEntities(wanted, (e) => scaled(cost(e), scale), limits);
+      const batches = batchEntities(wanted, (e) => scaleOutput(cost(e), scale), limits);
       const lacking: string[] = [];
       await pool(batches, cfg.modelConcurrency, async (batch) => {
         let used = 0;
@@ -289,7 +285,7 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
       const scale = calibration.scale(models, 'review');
       const batches = batchEntities(
         ids.map((id) => byId.get(id)!),
-        (e) => scaled(cost(e), scale),
+        (e) => scaleOutput(cost(e), scale),
         limits,
       );
       const lacking: string[] = [];

@@ -21,6 +21,9 @@ import { ROOT, startDevServer, killTree, peakRssMb, cpuMs } from './support';
 import { startPostgres, type PgServer } from '../test/support/postgres';
 import { openPgStateStore } from '../activities/pg-state';
 
+/** The heap a worker gets from `npm run worker` and the image (ARGUS_WORKER_HEAP_MB, default 1024 MiB). */
+const WORKER_HEAP_MB = Number(process.env.ARGUS_WORKER_HEAP_MB || 1024);
+
 interface SizeResult {
   entities: number;
   /** Where the sweep's state was kept, and by how many worker processes. */
@@ -129,7 +132,7 @@ async function main(): Promise<void> {
             // profiles the worker (its flags come after, so a --max-old-space-size there wins).
             const stateUrl = state === 'postgres' ? await pg!.createDatabase(`argus_bench_${++dbSeq}`) : undefined;
             const nodeFlags = [
-              `--max-old-space-size=${process.env.ARGUS_WORKER_HEAP_MB || 1024}`,
+              `--max-old-space-size=${WORKER_HEAP_MB}`,
               ...(process.env.ARGUS_BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean),
             ];
             const fleet: ReturnType<typeof spawn>[] = [];
@@ -243,7 +246,7 @@ async function main(): Promise<void> {
       repeat,
       state: states,
       workers: workerCounts,
-      workerHeapMb: Number(process.env.ARGUS_WORKER_HEAP_MB || 1024),
+      workerHeapMb: WORKER_HEAP_MB,
       workerNodeFlags: process.env.ARGUS_BENCH_WORKER_NODE_FLAGS ?? '',
     },
     sizes: results,

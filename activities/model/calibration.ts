@@ -50,3 +50,11 @@ export class OutputCalibration {
     return Math.min(1, Math.max(OutputCalibration.FLOOR, scale));
   }
 }
+
+/** An entity's batch cost with its output reserve planned at `scale` (OutputCalibration.scale). */
+export function scaleOutput(
+  cost: { prompt: number; output: number },
+  scale: number,
+): { prompt: number; output: number } {
+  return { prompt: cost.prompt, output: Math.ceil(cost.output * scale) };
+}

@@ -454,6 +454,12 @@ describe('FileCatalogStore lock file', () => {
 
 describe('FileCatalogStore path errors', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'store-errors-'));
+  /** A file of the folder with this text, by its path. */
+  const written = (name: string, text: string): string => {
+    const file = path.join(dir, name);
+    writeFileSync(file, text);
+    return file;
+  };
   const cases: [string, () => string, RegExp][] = [
     ['a missing file', () => path.join(dir, 'missing.json'), /^catalog file not found: .*missing\.json$/],
     [
@@ -461,44 +467,21 @@ describe('FileCatalogStore path errors', () => {
       () => (mkdirSync(path.join(dir, 'folder.json')), path.join(dir, 'folder.json')),
       /folder\.json is a directory, not a catalog file$/,
     ],
-    [
-      'an empty file',
-      () => (writeFileSync(path.join(dir, 'empty.json'), '\n'), path.join(dir, 'empty.json')),
-      /empty\.json is empty$/,
-    ],
-    [
-      'malformed JSON',
-      () => (writeFileSync(path.join(dir, 'bad.json'), '{"format":'), path.join(dir, 'bad.json')),
-      /bad\.json is not valid JSON/,
-    ],
+    ['an empty file', () => written('empty.json', '\n'), /empty\.json is empty$/],
+    ['malformed JSON', () => written('bad.json', '{"format":'), /bad\.json is not valid JSON/],
     [
       'an entity closed twice',
-      () => (
-        writeFileSync(
-          path.join(dir, 'brace.json'),
-          '{"format":"argus-catalog","version":1,"name":"n","entities":[{"id":"a"}}]}',
-        ),
-        path.join(dir, 'brace.json')
-      ),
+      () => written('brace.json', '{"format":"argus-catalog","version":1,"name":"n","entities":[{"id":"a"}}]}'),
       /brace\.json is not valid JSON: /,
     ],
     [
       'an entity that is not an object',
-      () => (
-        writeFileSync(
-          path.join(dir, 'scalar.json'),
-          '{"format":"argus-catalog","version":1,"name":"n","entities":[{"id":"a"},"b"]}',
-        ),
-        path.join(dir, 'scalar.json')
-      ),
+      () => written('scalar.json', '{"format":"argus-catalog","version":1,"name":"n","entities":[{"id":"a"},"b"]}'),
       /scalar\.json is not an argus-catalog v1 file: entities\.1: Invalid input: expected record, received string$/,
     ],
     [
       'another format version',
-      () => (
-        writeFileSync(path.join(dir, 'v2.json'), '{"format":"argus-catalog","version":2,"name":"n","entities":[]}'),
-        path.join(dir, 'v2.json')
-      ),
+      () => written('v2.json', '{"format":"argus-catalog","version":2,"name":"n","entities":[]}'),
       /v2\.json has catalog format version 2; this ARGUS reads version 1/,
     ],
   ];
