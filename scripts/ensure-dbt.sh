@@ -25,7 +25,12 @@ if usable "$venv/bin/dbt"; then found_file "$venv/bin/dbt"; fi
 command -v python3 >/dev/null 2>&1 ||
   die "no dbt found and no python3 to install one; install python3 or set ARGUS_DBT to a dbt with dbt-duckdb"
 
-mkdir -p "$ARGUS_LOGS"
+mkdir -p "$ARGUS_TOOLS" "$ARGUS_LOGS"
+# Two test workers may get here at once (as ensure-postgres.sh): the second waits, then finds the first one's dbt.
+exec 9>"$ARGUS_TOOLS/.dbt-venv.lock"
+flock 9 2>/dev/null || true
+if usable "$venv/bin/dbt"; then found_file "$venv/bin/dbt"; fi
+
 log="$ARGUS_LOGS/dbt-install.log"
 say "installing dbt ($DBT_CORE_SPEC, $DBT_DUCKDB_SPEC from PyPI) into .tools/dbt-venv (log: ${log#"$ARGUS_ROOT"/})"
 started=$(now_s)
