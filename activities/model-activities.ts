@@ -244,6 +244,8 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
      * whose proposals passed the gate (the review), grouped in order so each call stays within the sweep's
      * `modelBatch` limits and its answer within the endpoints' smallest `maxOutputTokens`. Returns entity ids
      * per batch (a page's ids: bounded by the page size); entities that need no call are only counted.
+     * `provisional`: this worker has not yet seen enough answers of these models for the task to scale their
+     * output reserve, so the batches are sized for the longest answers (the workflow sends a few, then asks again).
      */
     async planModelBatches(input: {
       ledgerKey: string;
@@ -256,13 +258,17 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       outputTokens: number;
       /** The models of the sweep's endpoints: answers' output is planned as this worker has seen theirs take. */
       models?: string[];
-    }): Promise<{ batches: string[][]; skipped: number }> {
+      /** Entities already sent (a provisional plan's lead batches, workflows/lead-batches.ts): left out. */
+      skip?: string[];
+    }): Promise<{ batches: string[][]; skipped: number; provisional: boolean }> {
       const ledger = storeOf(deps).ledger(input.ledgerKey);
       const meta = await ledger.meta();
       const catalog = await deps.catalogs(meta.catalogRef);
       const ctx = await catalogContext(catalog);
-      const ids =
-        input.agent === 'review' ? Object.keys(input.passed ?? {}).sort() : await ledger.pageIds(input.pageIndex);
+      const skip = new Set(input.skip ?? []);
+      const ids = (
+        input.agent === 'review' ? Object.keys(input.passed ?? {}).sort() : await ledger.pageIds(input.pageIndex)
+      ).filter((id) => !skip.has(id));
       const { entities } = await catalog.getEntities(ids);
       const describing = input.agent === 'description-drafter' || input.agent === 'review';
       const neighbours = describing ? await loadNeighbours(catalog, entities, ctx) : undefined;
@@ -274,7 +280,8 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
           ? (input.passed?.[e.id]?.length ?? 0) > 0
           : needsModelCall(input.agent, e, ctx, neighbours),
       );
-      const scale = calibration.scale(input.models ?? [], input.agent);
+      const models = input.models ?? [];
+      const scale = calibration.scale(models, input.agent);
       const batches = batchEntities(
         wanted,
         (e) =>
@@ -290,7 +297,11 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
           ),
         { maxEntities: input.maxEntities, promptTokens: input.promptTokens, outputTokens: input.outputTokens },
       );
-      return { batches: batches.map((b) => b.map((e) => e.id)), skipped: ids.length - wanted.length };
+      return {
+        batches: batches.map((b) => b.map((e) => e.id)),
+        skipped: ids.length - wanted.length,
+        provisional: !calibration.known(models, input.agent),
+      };
     },
 
     /**

@@ -31,6 +31,7 @@ import {
 } from '../activities/model/model-agents';
 import { reviewBatchWithModel, reviewWithModel } from '../activities/model/model-review';
 import { OutputCalibration, scaleOutput } from '../activities/model/calibration';
+import { sendPlannedBatches, type BatchPlan } from '../workflows/lead-batches';
 import { ROOT, startDevServer, killTree, cpuMs } from './support';
 
 const KEY_ENV = 'ARGUS_BENCH_FAKE_KEY';
@@ -231,6 +232,21 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
     },
   });
 
+  /** What planModelBatches returns, on this loop's calibration: the wanted entities not yet sent, batched. */
+  function planLike(
+    task: AgentName | 'review',
+    wanted: CatalogEntity[],
+    sent: CatalogEntity[],
+    cost: (e: CatalogEntity) => { prompt: number; output: number },
+  ): BatchPlan<CatalogEntity> {
+    const scale = calibration.scale(models, task);
+    const rest = sent.length ? wanted.filter((e) => !sent.includes(e)) : wanted;
+    return {
+      batches: batchEntities(rest, (e) => scaleOutput(cost(e), scale), limits),
+      provisional: !calibration.known(models, task),
+    };
+  }
+
   async function agentOnPage(agent: AgentName, page: CatalogEntity[], out: Proposal[]): Promise<void> {
     const describing = agent === 'description-drafter';
     const keep = (entityId: string, changes: ProposalChange[]) => {
@@ -241,24 +257,28 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
     if (batched) {
       const wanted = page.filter((e) => needsModelCall(agent, e, ctx, describing ? neighbours : undefined));
       const cost = (e: CatalogEntity) => estimateEntityTokens(agent, e, ctx, describing ? neighbours : undefined);
-      const scale = calibration.scale(models, agent);
-      const batches = batchEntities(wanted, (e) => scaleOutput(cost(e), scale), limits);
       const lacking: string[] = [];
-      await pool(batches, cfg.modelConcurrency, async (batch) => {
-        let used = 0;
-        const answer = await slots.run(() =>
-          proposeBatchWithModel(
-            agent,
-            batch.map((entity) => ({ entity, ...(describing ? { neighbours } : {}) })),
-            ctx,
-            options(agent, (n) => (used += n)),
-          ),
-        );
-        const reserved = batch.reduce((n, e) => n + cost(e).output, 0);
-        calibration.record(endpoint.model, agent, used, reserved, answer.cutShort === true);
-        for (const [entityId, changes] of answer.byEntity) keep(entityId, changes);
-        lacking.push(...answer.missing);
-      });
+      const plan = (sent: CatalogEntity[]) => planLike(agent, wanted, sent, cost);
+      await sendPlannedBatches(
+        plan([]),
+        async (sent) => plan(sent),
+        (batches) =>
+          pool(batches, cfg.modelConcurrency, async ({ items: batch }) => {
+            let used = 0;
+            const answer = await slots.run(() =>
+              proposeBatchWithModel(
+                agent,
+                batch.map((entity) => ({ entity, ...(describing ? { neighbours } : {}) })),
+                ctx,
+                options(agent, (n) => (used += n)),
+              ),
+            );
+            const reserved = batch.reduce((n, e) => n + cost(e).output, 0);
+            calibration.record(endpoint.model, agent, used, reserved, answer.cutShort === true);
+            for (const [entityId, changes] of answer.byEntity) keep(entityId, changes);
+            lacking.push(...answer.missing);
+          }),
+      );
       alone = lacking.sort().map((id) => byId.get(id)!);
     }
     // proposeWithModel makes no call for an entity needsModelCall skips, as modelAgentOnEntity.
@@ -282,28 +302,29 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
     let alone = ids;
     if (batched) {
       const cost = (e: CatalogEntity) => estimateEntityTokens('review', e, ctx, neighbours, passed.get(e.id) ?? []);
-      const scale = calibration.scale(models, 'review');
-      const batches = batchEntities(
-        ids.map((id) => byId.get(id)!),
-        (e) => scaleOutput(cost(e), scale),
-        limits,
-      );
+      const wanted = ids.map((id) => byId.get(id)!);
       const lacking: string[] = [];
-      await pool(batches, cfg.modelConcurrency, async (batch) => {
-        let used = 0;
-        const answer = await slots.run(() =>
-          reviewBatchWithModel({
-            items: batch.map((entity) => ({ entity, neighbours })),
-            ctx,
-            proposals: batch.flatMap((e) => passed.get(e.id) ?? []),
-            ...options('review', (n) => (used += n)),
+      const plan = (sent: CatalogEntity[]) => planLike('review', wanted, sent, cost);
+      await sendPlannedBatches(
+        plan([]),
+        async (sent) => plan(sent),
+        (batches) =>
+          pool(batches, cfg.modelConcurrency, async ({ items: batch }) => {
+            let used = 0;
+            const answer = await slots.run(() =>
+              reviewBatchWithModel({
+                items: batch.map((entity) => ({ entity, neighbours })),
+                ctx,
+                proposals: batch.flatMap((e) => passed.get(e.id) ?? []),
+                ...options('review', (n) => (used += n)),
+              }),
+            );
+            const reserved = batch.reduce((n, e) => n + cost(e).output, 0);
+            calibration.record(endpoint.model, 'review', used, reserved, answer.cutShort === true);
+            outcomes.push(...answer.outcomes);
+            lacking.push(...answer.missing);
           }),
-        );
-        const reserved = batch.reduce((n, e) => n + cost(e).output, 0);
-        calibration.record(endpoint.model, 'review', used, reserved, answer.cutShort === true);
-        outcomes.push(...answer.outcomes);
-        lacking.push(...answer.missing);
-      });
+      );
       alone = lacking.sort();
     }
     await pool(alone, cfg.modelConcurrency, async (id) => {

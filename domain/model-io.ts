@@ -19,8 +19,10 @@ export const EntityEvidence = z.object({
     z.object({
       name: z.string(),
       type: z.string(),
-      nullable: z.boolean(),
-      primary_key: z.boolean(),
+      /** Given only when false: a column without it is nullable (EVIDENCE_DEFAULTS in llm/prompts.ts). */
+      nullable: z.boolean().optional(),
+      /** Given only when true: a column without it is not part of the primary key. */
+      primary_key: z.boolean().optional(),
       foreign_key: z.string().optional(),
       description: z.string().optional(),
     }),

@@ -95,7 +95,7 @@ function clip(text: string, max = MAX_TEXT): string {
 }
 
 function describeColumn(c: EntityEvidence['columns'][number]): string {
-  const facts = [c.nullable ? 'nullable' : 'not null'];
+  const facts = [c.nullable === false ? 'not null' : 'nullable'];
   if (c.primary_key) facts.push('primary key');
   if (c.foreign_key) facts.push(`references ${c.foreign_key}`);
   return clip(`Column ${c.name} (${c.type}), ${facts.join(', ')}.`, MAX_DESCRIPTION);

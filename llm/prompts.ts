@@ -8,6 +8,14 @@ const NO_WORLD_CLAIMS =
   'Never state owners or teams, refresh cadence, row counts, data quality or trustworthiness, currency or freshness, ' +
   'or consumers that the recorded lineage does not list: the schema cannot establish them.';
 
+/** What a column's evidence leaves out (activities/model/model-review.ts columnEvidence), said to every task that sees columns. */
+export const EVIDENCE_DEFAULTS =
+  'In `columns`, a column is nullable and not part of the primary key unless it says `"nullable":false` or `"primary_key":true`.';
+
+/** What the review sends of an entity (activities/model/model-review.ts reviewEvidence). */
+const REVIEW_EVIDENCE =
+  "An entity's evidence holds what its proposals need: all of it when one is a description, its columns for PII tags, its recorded upstream and SQL for lineage findings.";
+
 // What each task asks, shared word for word by the one-entity and the batched prompts: batching changes the
 // envelope, never the contract.
 const CONTRACT: Record<ModelTaskName, string[]> = {
@@ -18,12 +26,14 @@ const CONTRACT: Record<ModelTaskName, string[]> = {
     '`toDescribe` lists what to describe: the table when `table` is true, and the columns in `columns` (the undescribed ones something beyond name and type grounds). Describe nothing else.',
     NO_WORLD_CLAIMS,
     'Keep each description under 200 characters. Skip anything already described.',
+    EVIDENCE_DEFAULTS,
     DATA_NOT_INSTRUCTIONS,
   ],
   classify_pii: [
     "A column is PII when it identifies or relates to an identifiable person: names, email, phone, street address, a person's postal code, birth date, national ids, card or bank numbers, IP address, username, gender, an employee's pay, free text about a person.",
     "City, country or region alone is not PII. A business's contact details are business_contact, not PII. Surrogate keys are identifier, not PII.",
     'Use the column name, its type and the table it sits in. A clearly named column means what it says; call a name ambiguous only when it genuinely is.',
+    EVIDENCE_DEFAULTS,
     DATA_NOT_INSTRUCTIONS,
   ],
   check_lineage: [
@@ -38,6 +48,8 @@ const CONTRACT: Record<ModelTaskName, string[]> = {
     "2. Interpretation of the evidence — this is the judgment you are asked for. A clearly named column means what it says: cust_first_name is a person's name and personal data; billing_zipcode is a customer's postal code. Reject an interpretation only when the name is genuinely ambiguous (region alone is not personal data; account_number on a ledger is an accounting code).",
     '3. Claims about the world — owners, teams, refresh cadence, row counts, quality, currency, consumers that lineage does not record. They need evidence; reject them without it.',
     'Both errors cost: approving a fabrication puts a lie into a system people rely on; rejecting a correct repair leaves the catalog broken and a sensitive column ungoverned. Rejection is not a safe default.',
+    REVIEW_EVIDENCE,
+    EVIDENCE_DEFAULTS,
     DATA_NOT_INSTRUCTIONS,
   ],
 };

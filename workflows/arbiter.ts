@@ -5,6 +5,7 @@ import type { RetiredEndpoint } from '../domain/report';
 import { FailureType } from '../domain/ids';
 import { catalogActivities, CATALOG_OPTIONS } from './activities';
 import { Rotation, modelActivities, modelActivityOptions, pool, type RotationOutcome } from './rotation';
+import { sendPlannedBatches } from './lead-batches';
 
 export interface ArbiterInput {
   sweepId: string;
@@ -83,26 +84,31 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
       );
     const batching = (input.modelBatch?.entities ?? 1) > 1 && patched('model-batches-v1');
     if (batching) {
-      const plan = await models.planModelBatches.executeWithOptions(
-        { ...CATALOG_OPTIONS, summary: `page ${input.pageIndex}: batch the model review` },
-        [
+      const planBatches = (skip: string[]) =>
+        models.planModelBatches.executeWithOptions(
           {
-            ledgerKey: input.ledgerKey,
-            pageIndex: input.pageIndex,
-            agent: 'review',
-            passed: gate.passed,
-            maxEntities: input.modelBatch!.entities,
-            promptTokens: input.modelBatch!.promptTokens,
-            outputTokens: Math.min(...input.endpoints.map((e) => e.maxOutputTokens)),
-            models: input.endpoints.map((e) => e.model),
+            ...CATALOG_OPTIONS,
+            summary: `page ${input.pageIndex}: batch the model review${skip.length ? ' (the rest)' : ''}`,
           },
-        ],
-      );
+          [
+            {
+              ledgerKey: input.ledgerKey,
+              pageIndex: input.pageIndex,
+              agent: 'review',
+              passed: gate.passed,
+              maxEntities: input.modelBatch!.entities,
+              promptTokens: input.modelBatch!.promptTokens,
+              outputTokens: Math.min(...input.endpoints.map((e) => e.maxOutputTokens)),
+              models: input.endpoints.map((e) => e.model),
+              ...(skip.length ? { skip } : {}),
+            },
+          ],
+        );
+      const plan = await planBatches([]);
       const lacking: string[] = [];
-      await pool(
-        plan.batches.map((ids, batch) => ({ ids, batch })),
-        input.modelConcurrency,
-        async ({ ids, batch }) => {
+      const replan = patched('model-batches-lead-v1') ? planBatches : null;
+      await sendPlannedBatches(plan, replan, (batches) =>
+        pool(batches, input.modelConcurrency, async ({ items: ids, batch }) => {
           const passed = Object.fromEntries(ids.map((id) => [id, gate.passed[id] ?? []]));
           const count = ids.reduce((n, id) => n + (gate.passed[id]?.length ?? 0), 0);
           const r = await rotation.run((endpoint, retired) =>
@@ -134,7 +140,7 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
             done += ids.length;
           }
           showProgress();
-        },
+        }),
       );
       // What a batch answer lacked is reviewed alone, one call per entity.
       alone = lacking.sort();

@@ -31,6 +31,7 @@ import {
   type ReviewUpdateInput,
 } from './messages';
 import { Rotation, modelActivities, modelActivityOptions, pool, type RotationOutcome } from './rotation';
+import { sendPlannedBatches, type BatchPlan } from './lead-batches';
 
 /** State carried across continue-as-new: counts and ids only, never proposals or schemas. */
 export interface SweepCarry {
@@ -278,10 +279,9 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
   async function runModelAgent(pageIndex: number, ids: string[], agent: AgentName): Promise<void> {
     let alone = ids;
     if (cfg.modelBatch.entities > 1 && patched('model-batches-v1')) {
-      let plan: { batches: string[][] };
-      try {
-        plan = await models.planModelBatches.executeWithOptions(
-          { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: batch ${agent}` },
+      const planBatches = (skip: string[]) =>
+        models.planModelBatches.executeWithOptions(
+          { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: batch ${agent}${skip.length ? ' (the rest)' : ''}` },
           [
             {
               ledgerKey: state.ledgerKey,
@@ -291,19 +291,22 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
               promptTokens: cfg.modelBatch.promptTokens,
               outputTokens: Math.min(...cfg.endpoints.map((e) => e.maxOutputTokens)),
               models: cfg.endpoints.map((e) => e.model),
+              ...(skip.length ? { skip } : {}),
             },
           ],
         );
+      let plan: BatchPlan<string>;
+      try {
+        plan = await planBatches([]);
       } catch (err) {
         const f = failureOf(err);
         addFailures(ids.map((entity) => ({ entity, stage: agent, ...f })));
         return;
       }
       const lacking: string[] = [];
-      await pool(
-        plan.batches.map((entityIds, batch) => ({ entityIds, batch })),
-        cfg.modelConcurrency,
-        async ({ entityIds, batch }) => {
+      const replan = patched('model-batches-lead-v1') ? planBatches : null;
+      await sendPlannedBatches(plan, replan, (batches) =>
+        pool(batches, cfg.modelConcurrency, async ({ items: entityIds, batch }) => {
           const r = await rotation.run((endpoint, retired) =>
             models.modelAgentOnBatch.executeWithOptions(
               { ...modelOptions, summary: `${agent} on ${entityIds.length} entities via ${endpoint.id}` },
@@ -312,7 +315,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
           );
           if (r.ok) lacking.push(...r.value.missing);
           else addFailures(entityIds.map((entity) => rotationFailure(entity, agent, r)));
-        },
+        }),
       );
       alone = lacking.sort();
     }

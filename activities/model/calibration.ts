@@ -33,17 +33,23 @@ export class OutputCalibration {
     if (this.seen.size > OutputCalibration.MAX_KEYS) this.seen.delete(this.seen.keys().next().value!);
   }
 
+  /** Whether MIN_ANSWERS answers are known of `task` for every one of `models` (none: never known). */
+  known(models: readonly string[], task: string): boolean {
+    return (
+      models.length > 0 &&
+      models.every((m) => (this.seen.get(OutputCalibration.key(m, task))?.length ?? 0) >= OutputCalibration.MIN_ANSWERS)
+    );
+  }
+
   /**
    * The share of its reserve an entity is planned at for `task` on any of `models` (a batch may go to any of the
    * sweep's endpoints: the largest of theirs). 1 until MIN_ANSWERS answers are known for every model.
    */
   scale(models: readonly string[], task: string): number {
-    if (models.length === 0) return 1;
+    if (!this.known(models, task)) return 1;
     let scale = 0;
     for (const model of models) {
-      const list = this.seen.get(OutputCalibration.key(model, task));
-      if (!list || list.length < OutputCalibration.MIN_ANSWERS) return 1;
-      const sorted = [...list].sort((a, b) => a - b);
+      const sorted = [...this.seen.get(OutputCalibration.key(model, task))!].sort((a, b) => a - b);
       const p90 = sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.9) - 1)]!;
       scale = Math.max(scale, p90 * OutputCalibration.MARGIN);
     }

@@ -15,7 +15,7 @@ import { callStructured, estimateTokens, type CallOptions } from '../../llm/clie
 import { MalformedOutputError } from '../../llm/errors';
 import { completeItems } from '../../llm/partial-json';
 import { BATCH_SYSTEM_PROMPTS, SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
-import { agentEvidence, describeTargets, proposalForReview, type BatchItem } from './model-review';
+import { agentEvidence, describeTargets, proposalForReview, reviewEvidence, type BatchItem } from './model-review';
 import type { CatalogContext } from '../../judgment/catalog-context';
 import { looksLikePii } from '../../judgment/pii-classifier';
 import type { Neighbours } from '../../judgment/description-evidence';
@@ -279,7 +279,13 @@ export function estimateEntityTokens(
   if (agent === 'review') {
     if (proposals.length === 0) return { prompt: 0, output: 0 };
     const sentProposals = proposals.map((p) => ({ ...proposalForReview(p.id, p.change), entityId: entity.id }));
-    const prompt = estimateTokens(JSON.stringify(agentEvidence('review', entity, ctx, neighbours)));
+    const evidence = reviewEvidence(
+      entity,
+      ctx,
+      neighbours,
+      proposals.map((p) => p.change),
+    );
+    const prompt = estimateTokens(JSON.stringify(evidence));
     const output = proposals.reduce((n, p) => n + RESERVE.verdict + estimateTokens(p.id), 0);
     return { prompt: prompt + estimateTokens(JSON.stringify(sentProposals)), output };
   }

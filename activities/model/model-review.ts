@@ -73,11 +73,13 @@ function named(e: CatalogEntity): Pick<EntityEvidence, 'id' | 'kind' | 'name' | 
 }
 
 function columnEvidence(e: CatalogEntity): EntityEvidence['columns'] {
+  // The usual case is left out (nullable, not a key): on a catalog of ordinary tables the two flags were 40 % of
+  // a column's evidence, sent to every task that sees columns. The prompts say what an absent flag means.
   return e.columns.map((c) => ({
     name: c.name,
     type: c.type,
-    nullable: c.nullable,
-    primary_key: c.primary_key,
+    ...(c.nullable ? {} : { nullable: false }),
+    ...(c.primary_key ? { primary_key: true } : {}),
     ...(c.foreign_key ? { foreign_key: c.foreign_key } : {}),
     ...(c.description ? { description: c.description.slice(0, 300) } : {}),
   }));
@@ -101,7 +103,7 @@ export function knownNear(entity: CatalogEntity, ctx: CatalogContext): string[] 
 /**
  * The evidence one task needs about an entity, and nothing more: the same for single and batched calls, so
  * batching never changes what a model sees. describe: everything (entityEvidence) and what to describe
- * (describeTargets); review: everything; classify_pii:
+ * (describeTargets); review: everything (a review sends reviewEvidence, narrowed to its proposals); classify_pii:
  * the names, description and columns; check_lineage: the names, recorded upstream, SQL and the entity ids the
  * SQL could name (knownEntities), no columns.
  */
@@ -129,6 +131,29 @@ export function agentEvidence(
         knownEntities: knownNear(entity, ctx),
       };
   }
+}
+
+/**
+ * What the Arbiter's model sees of an entity for the proposals it reviews, and nothing more: everything
+ * (entityEvidence) when one is a description, whose grounding may lie anywhere in it; otherwise the names and
+ * description, plus the columns when one is a PII tag and the recorded upstream and SQL when one is a lineage
+ * flag. The same for a single and a batched review, so batching never changes what the reviewer sees.
+ */
+export function reviewEvidence(
+  entity: CatalogEntity,
+  ctx: CatalogContext,
+  neighbours: Neighbours | undefined,
+  changes: readonly ProposalChange[],
+): EntityEvidence {
+  const kinds = new Set(changes.map((c) => c.kind));
+  if (kinds.has('description')) return entityEvidence(entity, ctx, neighbours);
+  const lineage = kinds.has('lineage_flag');
+  return {
+    ...named(entity),
+    columns: kinds.has('pii_tag') ? columnEvidence(entity) : [],
+    upstream: lineage ? upstreamEvidence(entity, ctx) : [],
+    ...(lineage && entity.sql ? { sql: entity.sql.slice(0, 4000) } : {}),
+  };
 }
 
 export function proposalForReview(id: string, c: ProposalChange): ProposalForReview {
@@ -165,7 +190,12 @@ export async function reviewWithModel(
   const { entity, ctx, neighbours, proposals, ...call } = args;
   const task = {
     argusTask: 'review' as const,
-    entity: agentEvidence('review', entity, ctx, neighbours),
+    entity: reviewEvidence(
+      entity,
+      ctx,
+      neighbours,
+      proposals.map((p) => p.change),
+    ),
     proposals: proposals.map((p) => proposalForReview(p.id, p.change)),
   };
   const r = await callStructured({
@@ -239,7 +269,14 @@ export async function reviewBatchWithModel(
   const sent = [...byEntity.values()].filter((i) => wanted.has(i.entity.id));
   const task = {
     argusTask: 'review' as const,
-    entities: sent.map((i) => agentEvidence('review', i.entity, i.ctx ?? ctx, i.neighbours)),
+    entities: sent.map((i) =>
+      reviewEvidence(
+        i.entity,
+        i.ctx ?? ctx,
+        i.neighbours,
+        proposals.filter((p) => p.entityId === i.entity.id).map((p) => p.change),
+      ),
+    ),
     proposals: proposals.map((p): BatchProposalForReview => ({
       ...proposalForReview(p.id, p.change),
       entityId: p.entityId,

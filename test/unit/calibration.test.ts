@@ -15,6 +15,10 @@ describe('OutputCalibration', () => {
     expect(c.scale(['m'], 'review')).toBe(1);
     expect(c.scale(['m', 'other'], 'describe')).toBe(1);
     expect(c.scale([], 'describe')).toBe(1);
+    expect(c.known(['m'], 'describe')).toBe(true);
+    expect(c.known(['m', 'other'], 'describe')).toBe(false);
+    expect(c.known(['m'], 'review')).toBe(false);
+    expect(c.known([], 'describe')).toBe(false);
   });
 
   test('a high percentile of recent answers, not their mean: two wordy answers in ten set the scale', () => {

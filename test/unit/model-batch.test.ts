@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { CatalogFile, type CatalogEntity } from '../../domain/catalog';
 import { proposalId } from '../../domain/digest';
-import { MODEL_BATCH_OUTPUT_SCHEMAS, type ModelTask } from '../../domain/model-io';
+import { MODEL_BATCH_OUTPUT_SCHEMAS, type EntityEvidence, type ModelTask } from '../../domain/model-io';
 import type { AgentName, Outcome, ProposalChange } from '../../domain/proposal';
 import {
   AGENT_TASK,
@@ -31,7 +31,7 @@ import { estimateTokens, type EndpointSpec, type TokenCount } from '../../llm/cl
 import { ProviderError } from '../../llm/errors';
 import { answerTask, extractTask, FAKE_REVIEWERS, type FakeReviewer } from '../../llm/fake-model';
 import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
-import { BATCH_SYSTEM_PROMPTS, SYSTEM_PROMPTS } from '../../llm/prompts';
+import { BATCH_SYSTEM_PROMPTS, EVIDENCE_DEFAULTS, SYSTEM_PROMPTS } from '../../llm/prompts';
 
 // Batched model calls against the real loopback fake provider: several entities per call must give exactly
 // what one call per entity gives, and a bad or missing item costs only its own entity.
@@ -432,6 +432,67 @@ describe('the batched prompts', () => {
       expect(task.proposals.map((p) => [p.proposalId, p.entityId])).toEqual(proposals.map((p) => [p.id, p.entityId]));
     });
 
+    test('a review sends of each entity what its proposals need, batched and alone alike', async () => {
+      const withSql = entities.filter((e) => e.sql && e.upstream.length > 0 && e.columns.length > 0);
+      const [piiOnly, lineageOnly, described] = [withSql[0]!, withSql[1]!, withSql[2]!];
+      const change: Record<string, ProposalChange> = {
+        [piiOnly.id]: {
+          kind: 'pii_tag',
+          column: piiOnly.columns[0]!.name,
+          category: 'email',
+          confidence: 0.9,
+          explanation: 'x',
+        },
+        [lineageOnly.id]: { kind: 'lineage_flag', finding: 'dangling_edge', upstream: 'raw.gone', explanation: 'x' },
+        [described.id]: { kind: 'description', target: 'table', text: 'A table.' },
+      };
+      const three = [piiOnly, lineageOnly, described];
+      const proposals = three.map((e) => ({
+        id: proposalId(demo.name, e.id, change[e.id]!),
+        entityId: e.id,
+        change: change[e.id]!,
+      }));
+      const spec = { ...wire, baseUrl: base };
+      await reviewBatchWithModel({
+        items: three.map((entity) => ({ entity, neighbours })),
+        ctx,
+        proposals,
+        endpoint: spec,
+      });
+      const task = JSON.parse(bodies[0]!.messages[1]!.content) as { entities: EntityEvidence[] };
+      const [pii, lineage, full] = task.entities;
+      const names = (e: CatalogEntity) => ({
+        id: e.id,
+        kind: e.kind,
+        name: e.name,
+        ...(e.description ? { description: e.description } : {}),
+      });
+      // A PII tag: the columns, no lineage, SQL or established facts.
+      expect(pii).toEqual({
+        ...names(piiOnly),
+        columns: entityEvidence(piiOnly, ctx, neighbours).columns,
+        upstream: [],
+      });
+      // A lineage flag: the recorded upstream and the SQL, no columns.
+      expect(lineage).toEqual({
+        ...names(lineageOnly),
+        columns: [],
+        upstream: entityEvidence(lineageOnly, ctx).upstream,
+        sql: lineageOnly.sql,
+      });
+      // A description: everything.
+      expect(full).toEqual(entityEvidence(described, ctx, neighbours));
+      expect(full!.sql).toBeDefined();
+      // Alone, each entity is sent exactly as in the batch.
+      for (const [i, e] of three.entries()) {
+        bodies.splice(0);
+        await reviewWithModel({ entity: e, ctx, neighbours, proposals: [proposals[i]!], endpoint: spec }).catch(
+          () => [],
+        );
+        expect((JSON.parse(bodies[0]!.messages[1]!.content) as { entity: unknown }).entity).toEqual(task.entities[i]);
+      }
+    });
+
     test('a batched agent call sends the batch output schema as json_schema and the trimmed evidence', async () => {
       const four = needing('lineage-checker', 4);
       await proposeBatchWithModel('lineage-checker', four, ctx, { endpoint: { ...wire, baseUrl: base } });
@@ -478,6 +539,29 @@ describe('agentEvidence: what each task sees', () => {
     // The demo has both kinds: the test would pass vacuously otherwise.
     expect(bare).toBeGreaterThan(0);
     expect(grounded).toBeGreaterThan(0);
+  });
+
+  test('a column states nullable and primary_key only when they are not the usual (nullable, not a key)', () => {
+    let flagged = 0;
+    let plain = 0;
+    for (const e of entities)
+      for (const [i, c] of entityEvidence(e, ctx).columns.entries()) {
+        const col = e.columns[i]!;
+        expect(c.name).toBe(col.name);
+        expect('nullable' in c).toBe(!col.nullable);
+        expect('primary_key' in c).toBe(col.primary_key);
+        if (!col.nullable) expect(c.nullable).toBe(false);
+        if (col.primary_key) expect(c.primary_key).toBe(true);
+        if ('nullable' in c || 'primary_key' in c) flagged++;
+        else plain++;
+      }
+    expect(flagged).toBeGreaterThan(0);
+    expect(plain).toBeGreaterThan(0);
+    // Every prompt whose task sees columns says what a missing flag means.
+    for (const task of ['describe', 'classify_pii', 'review'] as const) {
+      expect(SYSTEM_PROMPTS[task]).toContain(EVIDENCE_DEFAULTS);
+      expect(BATCH_SYSTEM_PROMPTS[task]).toContain(EVIDENCE_DEFAULTS);
+    }
   });
 
   test('classify_pii: names, description and columns; no upstream, SQL or established facts', () => {

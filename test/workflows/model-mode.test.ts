@@ -7,6 +7,7 @@ import type { SweepReport } from '../../domain/report';
 import type { SweepInput, EndpointConfig } from '../../domain/sweep';
 import type { AuditEntry } from '../../activities/audit-log';
 import { SK } from '../support/fake-secrets';
+import { LEAD_BATCHES } from '../../workflows/lead-batches';
 
 // Model-mode regressions from the seed story, on a real dev server against a real loopback HTTP provider.
 let fp: FakeProvider;
@@ -289,6 +290,58 @@ describe('batched model calls', () => {
     // (Demo tables are mostly undescribed: the answers, bounded by maxOutputTokens per call, set the batch size.)
     expect(batched.modelUsage.calls).toBeLessThan(unbatched.modelUsage.calls / 2);
     expect(batched.modelUsage.promptTokens).toBeLessThan(unbatched.modelUsage.promptTokens);
+  });
+
+  test('a fresh worker sends a few batches first, then plans the rest on what they took: fewer calls, same result', async () => {
+    // A model this worker has never seen: its first plans are provisional, sized for the longest answers.
+    const model = uniqueId('lead-model');
+    const run = async (name: string) => {
+      const file = smallCatalog(name, 69);
+      const sweepInput = { ...input(file, 'ok', 16), endpoints: [{ ...endpoint('batch-lead', 'ok'), model }] };
+      const workflowId = uniqueId('sweep/lead');
+      const report = (await w.client.workflow.execute('sweepWorkflow', {
+        taskQueue: w.tw.taskQueue,
+        workflowId,
+        args: [sweepInput],
+      })) as SweepReport;
+      const history = await w.client.workflow.getHandle(workflowId).fetchHistory();
+      const decode = (p: { data?: Uint8Array | null } | null | undefined) =>
+        p?.data ? (JSON.parse(Buffer.from(p.data).toString('utf8')) as Record<string, unknown>) : {};
+      const asked = new Map<string, { agent: string; skip: number }>();
+      const plans: { agent: string; skip: number; batches: string[][]; provisional: boolean }[] = [];
+      for (const e of history.events ?? []) {
+        const a = e.activityTaskScheduledEventAttributes;
+        if (a?.activityType?.name === 'planModelBatches') {
+          const i = decode(a.input?.payloads?.[0]) as { agent: string; skip?: string[] };
+          asked.set(String(e.eventId), { agent: i.agent, skip: i.skip?.length ?? 0 });
+        }
+        const done = e.activityTaskCompletedEventAttributes;
+        const q = done && asked.get(String(done.scheduledEventId));
+        if (q)
+          plans.push({
+            ...q,
+            ...(decode(done.result?.payloads?.[0]) as { batches: string[][]; provisional: boolean }),
+          });
+      }
+      return { file, report, plans: plans.filter((p) => p.agent === 'pii-classifier') };
+    };
+    const fresh = await run('batch-lead-fresh');
+    expect(fresh.report.partial).toBe(false);
+    const [first, rest, ...more] = fresh.plans;
+    expect(more).toEqual([]);
+    expect(first!.provisional).toBe(true);
+    expect(first!.batches.length).toBeGreaterThan(LEAD_BATCHES);
+    // The rest is planned without the lead batches' entities, on a scale the three answers set.
+    expect(rest!.skip).toBe(first!.batches.slice(0, LEAD_BATCHES).flat().length);
+    expect(rest!.provisional).toBe(false);
+    const sent = LEAD_BATCHES + rest!.batches.length;
+    expect(sent).toBeLessThan(first!.batches.length);
+    expect(fresh.report.modelUsage.byAgent['pii-classifier']?.calls).toBeGreaterThanOrEqual(sent);
+    // Now calibrated: one plan, not provisional; the same proposals, verdicts and catalog as the fresh run.
+    const again = await run('batch-lead-again');
+    expect(again.plans.map((p) => p.provisional)).toEqual([false]);
+    expect(decisions(again.report)).toEqual(decisions(fresh.report));
+    expect(readFileSync(again.file, 'utf8')).toBe(readFileSync(fresh.file, 'utf8'));
   });
 
   test.each(['batch-drop-last', 'batch-bad-item'])(
