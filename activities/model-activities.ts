@@ -1,6 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { AgentName, Outcome, Proposal, ProposalChange } from '../domain/proposal';
+import type { AgentName, Proposal, ProposalChange } from '../domain/proposal';
 import type { EndpointConfig } from '../domain/sweep';
 import { FailureType } from '../domain/ids';
 import { proposalId } from '../domain/digest';
@@ -347,12 +347,14 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       );
       const reserved = entities.reduce((n, e) => n + estimateEntityTokens(input.agent, e, ctx, neighbours).output, 0);
       calibration.record(input.endpoint.model, input.agent, usage.completionTokens(), reserved, r.cutShort === true);
-      let count = 0;
-      for (const [entityId, changes] of r.byEntity) {
-        const proposals = proposalsOf(meta, input.agent, entityId, input.endpoint, changes);
-        count += proposals.length;
-        await ledger.writeProposals(input.pageIndex, `${input.agent}--${entityId}`, proposals);
-      }
+      // One record for the batch (a retry of the activity replaces it): the entities it answered. An entity it
+      // lacks is asked alone and recorded as `<agent>--<entity>`, so no proposal is ever in both (and the names
+      // never meet: a single dash after the agent here, two there).
+      const proposals = [...r.byEntity].flatMap(([entityId, changes]) =>
+        proposalsOf(meta, input.agent, entityId, input.endpoint, changes),
+      );
+      await ledger.writeProposals(input.pageIndex, `${input.agent}-batch-${input.batch}`, proposals);
+      const count = proposals.length;
       // An entity the catalog could not give back is missing too: alone, it fails with its own error.
       const read = new Set(entities.map((e) => e.id));
       return { proposals: count, missing: [...r.missing, ...input.entityIds.filter((id) => !read.has(id))] };
@@ -410,15 +412,10 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
         0,
       );
       calibration.record(input.endpoint.model, 'review', usage.completionTokens(), reserved, r.cutShort === true);
-      const byEntity = new Map<string, Outcome[]>();
-      const entityOf = new Map(proposals.map((p) => [p.id, p.entityId]));
-      for (const o of r.outcomes) {
-        const e = entityOf.get(o.proposalId)!;
-        byEntity.set(e, [...(byEntity.get(e) ?? []), o]);
-      }
-      // One record per entity, as the single-entity review keeps it: a later retry of an entity alone replaces it.
-      for (const [entityId, outcomes] of byEntity)
-        await ledger.putOutcomes(input.pageIndex, 'model', `model-${entityId}`, outcomes);
+      // One record for the batch (a retry of the activity replaces it). An entity the answer lacked has no outcome
+      // here: reviewed alone, it is recorded as `model-<entity>`, so no proposal is in both (no tag of one is the
+      // other's).
+      await ledger.putOutcomes(input.pageIndex, 'model', `review-batch-${input.batch}`, r.outcomes);
       const read = new Set(entities.map((e) => e.id));
       return {
         approved: r.outcomes.filter((o) => o.decision === 'approved').length,

@@ -1,4 +1,4 @@
-// npm run bench:model [-- --json] [--latency-ms 300] [--concurrency 8] [--sizes demo,1000]
+// npm run bench:model [-- --json] [--latency-ms 300] [--concurrency 8] [--sizes demo,1000] [--modes batched,unbatched]
 //                       [--max-output-tokens 900] [--page-concurrency N]
 // Model sweeps (all three agents model-backed, model review) of the demo catalog and a generated one on a
 // throwaway dev server, the worker in its own process (compiled code), against the fake provider answering
@@ -429,6 +429,10 @@ async function main(): Promise<void> {
   const sIdx = process.argv.indexOf('--sizes');
   const sizes = (sIdx >= 0 && process.argv[sIdx + 1] ? process.argv[sIdx + 1]! : 'demo,1000').split(',');
   const texts = new Map(sizes.map((s) => [s, catalogText(s)]));
+  const mIdx = process.argv.indexOf('--modes');
+  const modes = (mIdx >= 0 && process.argv[mIdx + 1] ? process.argv[mIdx + 1]! : MODES.join(',')).split(',') as Mode[];
+  for (const m of modes)
+    if (!MODES.includes(m)) throw new Error(`--modes: ${MODES.join(' and/or ')}, comma-separated, not "${m}"`);
   const say = (s: string) => process.stderr.write(s + '\n');
 
   say('bench:model: building (npm run build)…');
@@ -457,7 +461,7 @@ async function main(): Promise<void> {
     for (const size of sizes) {
       const text = texts.get(size)!;
       const results: Partial<Record<Mode, ModeResult>> = {};
-      for (const mode of MODES) {
+      for (const mode of modes) {
         const dir = mkdtempSync(path.join(os.tmpdir(), `argus-bench-model-${size}-`));
         const file = path.join(dir, 'catalog.json');
         writeFileSync(file, text);
@@ -594,8 +598,13 @@ async function main(): Promise<void> {
         );
         say(`bench:model: ${lines[lines.length - 1]!}`);
       }
-      const b = results.batched!;
-      const ub = results.unbatched!;
+      const b = results.batched;
+      const ub = results.unbatched;
+      // One mode only (--modes): its figures, no comparison and no targets.
+      if (!b || !ub) {
+        catalogs[size] = { ...results };
+        continue;
+      }
       const tokens = (m: ModeResult) => m.promptTokensPerEntity + m.completionTokensPerEntity;
       const comparison = {
         tokensPerEntityReduction: round(tokens(ub) / tokens(b), 2),
