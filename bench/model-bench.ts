@@ -25,6 +25,7 @@ import { Pacer } from '../llm/pacer';
 import {
   batchEntities,
   estimateEntityTokens,
+  type EntityCost,
   needsModelCall,
   proposeBatchWithModel,
   proposeWithModel,
@@ -237,7 +238,7 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
     task: AgentName | 'review',
     wanted: CatalogEntity[],
     sent: CatalogEntity[],
-    cost: (e: CatalogEntity) => { prompt: number; output: number },
+    cost: (e: CatalogEntity) => EntityCost,
   ): BatchPlan<CatalogEntity> {
     const scale = calibration.scale(models, task);
     const rest = sent.length ? wanted.filter((e) => !sent.includes(e)) : wanted;
@@ -245,6 +246,40 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
       batches: batchEntities(rest, (e) => scaleOutput(cost(e), scale), limits),
       provisional: !calibration.known(models, task),
     };
+  }
+
+  /**
+   * One task's batched calls on a page: planned as planModelBatches plans them, sent as the workflows send them
+   * (workflows/lead-batches.ts), every answer teaching the calibration. Returns the entity ids answers lacked.
+   */
+  async function sendLikeWorkflow<A extends { missing: string[]; cutShort?: boolean }>(
+    task: AgentName | 'review',
+    wanted: CatalogEntity[],
+    cost: (e: CatalogEntity) => EntityCost,
+    call: (batch: CatalogEntity[], o: CallOptions) => Promise<A>,
+    take: (answer: A) => void,
+  ): Promise<string[]> {
+    const lacking: string[] = [];
+    const plan = (sent: CatalogEntity[]) => planLike(task, wanted, sent, cost);
+    await sendPlannedBatches(
+      plan([]),
+      async (sent) => plan(sent),
+      (batches) =>
+        pool(batches, cfg.modelConcurrency, async ({ items: batch }) => {
+          let used = 0;
+          const answer = await slots.run(() =>
+            call(
+              batch,
+              options(task, (n) => (used += n)),
+            ),
+          );
+          const reserved = batch.reduce((n, e) => n + cost(e).output, 0);
+          calibration.record(endpoint.model, task, used, reserved, answer.cutShort === true);
+          take(answer);
+          lacking.push(...answer.missing);
+        }),
+    );
+    return lacking;
   }
 
   async function agentOnPage(agent: AgentName, page: CatalogEntity[], out: Proposal[]): Promise<void> {
@@ -257,27 +292,20 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
     if (batched) {
       const wanted = page.filter((e) => needsModelCall(agent, e, ctx, describing ? neighbours : undefined));
       const cost = (e: CatalogEntity) => estimateEntityTokens(agent, e, ctx, describing ? neighbours : undefined);
-      const lacking: string[] = [];
-      const plan = (sent: CatalogEntity[]) => planLike(agent, wanted, sent, cost);
-      await sendPlannedBatches(
-        plan([]),
-        async (sent) => plan(sent),
-        (batches) =>
-          pool(batches, cfg.modelConcurrency, async ({ items: batch }) => {
-            let used = 0;
-            const answer = await slots.run(() =>
-              proposeBatchWithModel(
-                agent,
-                batch.map((entity) => ({ entity, ...(describing ? { neighbours } : {}) })),
-                ctx,
-                options(agent, (n) => (used += n)),
-              ),
-            );
-            const reserved = batch.reduce((n, e) => n + cost(e).output, 0);
-            calibration.record(endpoint.model, agent, used, reserved, answer.cutShort === true);
-            for (const [entityId, changes] of answer.byEntity) keep(entityId, changes);
-            lacking.push(...answer.missing);
-          }),
+      const lacking = await sendLikeWorkflow(
+        agent,
+        wanted,
+        cost,
+        (batch, o) =>
+          proposeBatchWithModel(
+            agent,
+            batch.map((entity) => ({ entity, ...(describing ? { neighbours } : {}) })),
+            ctx,
+            o,
+          ),
+        (answer) => {
+          for (const [entityId, changes] of answer.byEntity) keep(entityId, changes);
+        },
       );
       alone = lacking.sort().map((id) => byId.get(id)!);
     }
@@ -303,27 +331,18 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
     if (batched) {
       const cost = (e: CatalogEntity) => estimateEntityTokens('review', e, ctx, neighbours, passed.get(e.id) ?? []);
       const wanted = ids.map((id) => byId.get(id)!);
-      const lacking: string[] = [];
-      const plan = (sent: CatalogEntity[]) => planLike('review', wanted, sent, cost);
-      await sendPlannedBatches(
-        plan([]),
-        async (sent) => plan(sent),
-        (batches) =>
-          pool(batches, cfg.modelConcurrency, async ({ items: batch }) => {
-            let used = 0;
-            const answer = await slots.run(() =>
-              reviewBatchWithModel({
-                items: batch.map((entity) => ({ entity, neighbours })),
-                ctx,
-                proposals: batch.flatMap((e) => passed.get(e.id) ?? []),
-                ...options('review', (n) => (used += n)),
-              }),
-            );
-            const reserved = batch.reduce((n, e) => n + cost(e).output, 0);
-            calibration.record(endpoint.model, 'review', used, reserved, answer.cutShort === true);
-            outcomes.push(...answer.outcomes);
-            lacking.push(...answer.missing);
+      const lacking = await sendLikeWorkflow(
+        'review',
+        wanted,
+        cost,
+        (batch, o) =>
+          reviewBatchWithModel({
+            items: batch.map((entity) => ({ entity, neighbours })),
+            ctx,
+            proposals: batch.flatMap((e) => passed.get(e.id) ?? []),
+            ...o,
           }),
+        (answer) => outcomes.push(...answer.outcomes),
       );
       alone = lacking.sort();
     }
