@@ -10,7 +10,7 @@ import { paceKey } from '../llm/client';
 import { BATCH_SYSTEM_PROMPTS, SYSTEM_PROMPTS, userMessage } from '../llm/prompts';
 import type { Pacer } from '../llm/pacer';
 import { AGENT_TASK, batchEntities, estimateEntityTokens, needsModelCall } from './model/model-agents';
-import { agentEvidence, proposalForReview } from './model/model-review';
+import { agentEvidence, batchReviewTask } from './model/model-review';
 import { catalogContext } from './catalog-access';
 import { loadNeighbours } from './neighbours';
 import { usageDay, type AuditTrail, type UsageBook } from './state-store';
@@ -162,15 +162,16 @@ export async function estimateNeeds(
     const reviewed = entities.filter((e) => passed.has(e.id));
     const cost = (e: CatalogEntity) => estimateEntityTokens('review', e, ctx, neighbours, passed.get(e.id));
     for (const members of batched ? batchEntities(reviewed, cost, limits) : reviewed.map((e) => [e])) {
-      const evidence = members.map((e) => agentEvidence('review', e, ctx, neighbours));
-      const proposals = members.flatMap((e) =>
-        passed.get(e.id)!.map((p) => ({ ...proposalForReview(p.id, p.change), entityId: e.id })),
+      const { task } = batchReviewTask(
+        members.map((entity) => ({ entity, neighbours })),
+        ctx,
+        members.flatMap((e) => passed.get(e.id)!),
       );
       const output = members.reduce((n, e) => n + cost(e).output, 0);
       share(
         members,
         members.map((e) => cost(e).prompt + cost(e).output),
-        batchTokens('review', evidence, proposals, output, batched),
+        batchTokens('review', task.entities, task.proposals, output, batched),
       );
     }
   }

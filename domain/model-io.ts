@@ -130,7 +130,25 @@ export const MODEL_OUTPUT_SCHEMAS = {
   review: ReviewOutput,
 } as const;
 
-export const DescribeBatchItem = z.object({ id: z.string(), descriptions: DescribeOutput.shape.descriptions });
+/**
+ * In a batch each entity's descriptions come in a compact form, `table` (null when the table is not asked for) and
+ * `columns`: a third fewer answer tokens than a list of `{"target","column","text"}` items, on answers that are
+ * most of a batch's output. Read back into DescribeOutput's descriptions (describeOfBatchItem).
+ */
+export const DescribeBatchItem = z.object({
+  id: z.string(),
+  table: z.string().min(1).max(600).nullable(),
+  columns: z.array(z.object({ column: z.string(), text: z.string().min(1).max(600) })),
+});
+export type DescribeBatchItem = z.infer<typeof DescribeBatchItem>;
+
+/** A batch item's descriptions as a single describe answer lists them. */
+export function describeOfBatchItem(item: Omit<DescribeBatchItem, 'id'>): DescribeOutput['descriptions'] {
+  return [
+    ...(item.table !== null ? [{ target: 'table' as const, column: null, text: item.table }] : []),
+    ...item.columns.map((c) => ({ target: 'column' as const, column: c.column, text: c.text })),
+  ];
+}
 export const DescribeBatchOutput = z.object({ entities: z.array(DescribeBatchItem) });
 export type DescribeBatchOutput = z.infer<typeof DescribeBatchOutput>;
 

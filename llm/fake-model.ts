@@ -425,7 +425,16 @@ export function answerTask(task: ModelTask, reviewer: FakeReviewer = 'correct'):
     switch (task.argusTask) {
       case 'describe':
         return {
-          entities: task.entities.map((e) => ({ id: e.id, descriptions: describe(e).descriptions })),
+          entities: task.entities.map((e) => {
+            const d = describe(e).descriptions;
+            return {
+              id: e.id,
+              table: d.find((x) => x.target === 'table')?.text ?? null,
+              columns: d.flatMap((x) =>
+                x.target === 'column' && x.column ? [{ column: x.column, text: x.text }] : [],
+              ),
+            };
+          }),
         } satisfies DescribeBatchOutput;
       case 'classify_pii':
         return {

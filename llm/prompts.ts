@@ -89,7 +89,7 @@ export const BATCH_SYSTEM_PROMPTS: Record<ModelTaskName, string> = {
     'You draft catalog descriptions for tables and views and their undescribed columns.',
     ...CONTRACT.describe,
     SEVERAL,
-    'Answer with JSON: {"entities":[{"id":string,"descriptions":[{"target":"table"|"column","column":string|null,"text":string}]}]}.',
+    'Answer with JSON: {"entities":[{"id":string,"table":string|null,"columns":[{"column":string,"text":string}]}]}: `table` is the table\'s description, null when the table is not to be described; `columns` the descriptions of columns.',
   ].join('\n'),
   classify_pii: [
     'You classify the columns of tables as personal data (PII) or not.',

@@ -19,23 +19,18 @@ export interface BatchPlan<T> {
  * provisional plan sends only its first LEAD_BATCHES batches, then plans the rest again (`replan`, given what
  * was sent), on what their answers taught the worker's calibration: on a fresh worker a page's batches are
  * otherwise all sized for the longest answers, about twice as many calls as needed. When the new plan cannot be
- * made, the first plan's remaining batches are sent as they were. Pure: used by the workflows (with `patched`)
+ * made (`replan` gives null), the first plan's remaining batches are sent as they were. Pure: used by the workflows (with `patched`)
  * and by the bench's in-process loop.
  */
 export async function sendPlannedBatches<T>(
   plan: BatchPlan<T>,
-  replan: ((sent: T[]) => Promise<BatchPlan<T>>) | null,
+  replan: ((sent: T[]) => Promise<BatchPlan<T> | null>) | null,
   send: (batches: { items: T[]; batch: number }[]) => Promise<void>,
 ): Promise<void> {
   const numbered = (batches: T[][], from: number) => batches.map((items, i) => ({ items, batch: from + i }));
   if (!replan || !plan.provisional || plan.batches.length <= LEAD_BATCHES) return send(numbered(plan.batches, 0));
   const lead = plan.batches.slice(0, LEAD_BATCHES);
   await send(numbered(lead, 0));
-  let rest: T[][];
-  try {
-    rest = (await replan(lead.flat())).batches;
-  } catch {
-    rest = plan.batches.slice(LEAD_BATCHES);
-  }
-  await send(numbered(rest, LEAD_BATCHES));
+  const again = await replan(lead.flat());
+  await send(numbered(again ? again.batches : plan.batches.slice(LEAD_BATCHES), LEAD_BATCHES));
 }

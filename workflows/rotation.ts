@@ -1,4 +1,10 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  proxyActivities,
+  type ActivityOptions,
+} from '@temporalio/workflow';
 import type { ModelActivities } from '../activities/model-activities';
 import type { EndpointConfig, SweepConfig } from '../domain/sweep';
 import type { RetiredEndpoint } from '../domain/report';
@@ -136,4 +142,17 @@ export async function pool<T>(items: T[], limit: number, fn: (item: T) => Promis
     }
   });
   await Promise.all(lanes);
+}
+
+/**
+ * A plan of the rest of a page's batches, or null when it cannot be made (the workflow then sends the first
+ * plan's batches as they were: workflows/lead-batches.ts). A cancelled sweep stays cancelled.
+ */
+export async function planOrNull<P>(plan: () => Promise<P>): Promise<P | null> {
+  try {
+    return await plan();
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return null;
+  }
 }

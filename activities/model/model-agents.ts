@@ -8,6 +8,7 @@ import {
   CheckLineageOutput,
   MODEL_BATCH_ITEM_SCHEMAS,
   MODEL_BATCH_OUTPUT_SCHEMAS,
+  describeOfBatchItem,
   type EntityEvidence,
   type ModelTaskName,
 } from '../../domain/model-io';
@@ -167,7 +168,7 @@ function changesOfItem(
   switch (agent) {
     case 'description-drafter': {
       const v = MODEL_BATCH_ITEM_SCHEMAS.describe.safeParse(raw);
-      return v.success ? describeChanges(entity, v.data.descriptions, evidence.toDescribe!) : null;
+      return v.success ? describeChanges(entity, describeOfBatchItem(v.data), evidence.toDescribe!) : null;
     }
     case 'pii-classifier': {
       const v = MODEL_BATCH_ITEM_SCHEMAS.classify_pii.safeParse(raw);
@@ -254,9 +255,10 @@ export interface EntityCost {
 }
 
 // Output reserves (4 characters a token), per thing the model may answer about. On the demo catalog the fake
-// model's items come to ~27 tokens a description, ~34 a PII tag, ~28 a lineage finding and ~39 a verdict with a
-// 30-character proposal id; a real model words more, and a description may take its 200 characters.
+// model's items come to ~27 tokens a description, ~34 a PII tag, ~28 a lineage finding and ~31 a verdict with its
+// short proposal name; a real model words more, and a description may take its 200 characters.
 const RESERVE = { description: 45, tableDescription: 60, piiTag: 40, lineageFinding: 30, verdict: 35 } as const;
+const REF = 'p99';
 /** `{"id":"…","descriptions":[]},` and the like around every entity's part of the answer. */
 const itemWrapper = (id: string): number => estimateTokens(`{"id":${JSON.stringify(id)},"descriptions":[]},`);
 
@@ -267,7 +269,7 @@ const itemWrapper = (id: string): number => estimateTokens(`{"id":${JSON.stringi
  * classify_pii: 40 per column that could be PII — of the columns not already tagged or excepted, those the rules'
  * vocabulary takes for PII (looksLikePii) and one in four of the rest, rounded up (the demo catalog's tables
  * never answer more); check_lineage: 30 per recorded upstream and SQL reference (knownEntities); review: 35 per
- * proposal plus its id. Entities needing no call (needsModelCall; review: no proposals) cost nothing.
+ * proposal plus its short name. Entities needing no call (needsModelCall; review: no proposals) cost nothing.
  */
 export function estimateEntityTokens(
   agent: AgentName | 'review',
@@ -278,7 +280,8 @@ export function estimateEntityTokens(
 ): EntityCost {
   if (agent === 'review') {
     if (proposals.length === 0) return { prompt: 0, output: 0 };
-    const sentProposals = proposals.map((p) => ({ ...proposalForReview(p.id, p.change), entityId: entity.id }));
+    // Under their short names (shortRefs): p99 stands for any, in the prompt and in the verdicts.
+    const sentProposals = proposals.map((p) => ({ ...proposalForReview(REF, p.change), entityId: entity.id }));
     const evidence = reviewEvidence(
       entity,
       ctx,
@@ -286,7 +289,7 @@ export function estimateEntityTokens(
       proposals.map((p) => p.change),
     );
     const prompt = estimateTokens(JSON.stringify(evidence));
-    const output = proposals.reduce((n, p) => n + RESERVE.verdict + estimateTokens(p.id), 0);
+    const output = proposals.length * (RESERVE.verdict + estimateTokens(REF));
     return { prompt: prompt + estimateTokens(JSON.stringify(sentProposals)), output };
   }
   if (!needsModelCall(agent, entity, ctx, neighbours)) return { prompt: 0, output: 0 };

@@ -4,6 +4,7 @@ import type { Outcome, Proposal, ProposalChange } from '../../domain/proposal';
 import {
   MODEL_BATCH_ITEM_SCHEMAS,
   ReviewOutput,
+  type BatchModelTask,
   type BatchProposalForReview,
   type EntityEvidence,
   type ModelTaskName,
@@ -156,6 +157,47 @@ export function reviewEvidence(
   };
 }
 
+/**
+ * The short names a review call gives its proposals, p1, p2… in the order sent, in place of their 30-character
+ * ids: the model copies each into its verdict, so a long id was paid for twice per proposal. Read back through
+ * `idOf`; a name the call did not give is no verdict.
+ */
+export function shortRefs(proposals: readonly { id: string }[]): {
+  refOf: Map<string, string>;
+  idOf: Map<string, string>;
+} {
+  const refOf = new Map(proposals.map((p, i) => [p.id, `p${i + 1}`] as const));
+  return { refOf, idOf: new Map([...refOf].map(([id, ref]) => [ref, id] as const)) };
+}
+
+/**
+ * The document a batched review sends (the plan measures the same): each entity's reviewEvidence, and its
+ * proposals under their short names (shortRefs), each naming its entity. `proposals` must be unique by id.
+ */
+export function batchReviewTask(
+  items: readonly BatchItem[],
+  ctx: CatalogContext,
+  proposals: readonly { id: string; entityId: string; change: ProposalChange }[],
+): { task: Extract<BatchModelTask, { argusTask: 'review' }>; idOf: Map<string, string> } {
+  const { refOf, idOf } = shortRefs(proposals);
+  const task = {
+    argusTask: 'review' as const,
+    entities: items.map((i) =>
+      reviewEvidence(
+        i.entity,
+        i.ctx ?? ctx,
+        i.neighbours,
+        proposals.filter((p) => p.entityId === i.entity.id).map((p) => p.change),
+      ),
+    ),
+    proposals: proposals.map((p): BatchProposalForReview => ({
+      ...proposalForReview(refOf.get(p.id)!, p.change),
+      entityId: p.entityId,
+    })),
+  };
+  return { task, idOf };
+}
+
 export function proposalForReview(id: string, c: ProposalChange): ProposalForReview {
   switch (c.kind) {
     case 'description':
@@ -188,6 +230,7 @@ export async function reviewWithModel(
   } & CallOptions,
 ): Promise<Outcome[]> {
   const { entity, ctx, neighbours, proposals, ...call } = args;
+  const refs = shortRefs(proposals);
   const task = {
     argusTask: 'review' as const,
     entity: reviewEvidence(
@@ -196,7 +239,7 @@ export async function reviewWithModel(
       neighbours,
       proposals.map((p) => p.change),
     ),
-    proposals: proposals.map((p) => proposalForReview(p.id, p.change)),
+    proposals: proposals.map((p) => proposalForReview(refs.refOf.get(p.id)!, p.change)),
   };
   const r = await callStructured({
     ...call,
@@ -206,7 +249,10 @@ export async function reviewWithModel(
     schemaName: 'argus_review',
   });
   const byId = new Map<string, (typeof r.output.verdicts)[number]>();
-  for (const v of r.output.verdicts) byId.set(v.proposalId, v);
+  for (const v of r.output.verdicts) {
+    const id = refs.idOf.get(v.proposalId);
+    if (id) byId.set(id, v);
+  }
   const missing = proposals.filter((p) => !byId.has(p.id)).map((p) => p.id);
   if (missing.length > 0) {
     throw new MalformedOutputError({
@@ -267,21 +313,7 @@ export async function reviewBatchWithModel(
     throw new Error(`reviewBatchWithModel: proposal ${stray.id} is for ${stray.entityId}, not among the items`);
   const wanted = new Set(proposals.map((p) => p.entityId));
   const sent = [...byEntity.values()].filter((i) => wanted.has(i.entity.id));
-  const task = {
-    argusTask: 'review' as const,
-    entities: sent.map((i) =>
-      reviewEvidence(
-        i.entity,
-        i.ctx ?? ctx,
-        i.neighbours,
-        proposals.filter((p) => p.entityId === i.entity.id).map((p) => p.change),
-      ),
-    ),
-    proposals: proposals.map((p): BatchProposalForReview => ({
-      ...proposalForReview(p.id, p.change),
-      entityId: p.entityId,
-    })),
-  };
+  const { task, idOf } = batchReviewTask(sent, ctx, proposals);
   const entityIds = sent.map((i) => i.entity.id);
   let verdicts: unknown[];
   let cutShort: boolean;
@@ -308,8 +340,9 @@ export async function reviewBatchWithModel(
   const seen = new Map<string, number>();
   const valid = new Map<string, Verdict>();
   for (const raw of verdicts) {
-    const id = (raw as { proposalId?: unknown } | null)?.proposalId;
-    if (typeof id !== 'string') continue;
+    const ref = (raw as { proposalId?: unknown } | null)?.proposalId;
+    const id = typeof ref === 'string' ? idOf.get(ref) : undefined;
+    if (!id) continue;
     seen.set(id, (seen.get(id) ?? 0) + 1);
     const v = MODEL_BATCH_ITEM_SCHEMAS.review.safeParse(raw);
     if (v.success) valid.set(id, v.data);

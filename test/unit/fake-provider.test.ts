@@ -2,6 +2,8 @@ import OpenAI from 'openai';
 import { z } from 'zod';
 import {
   MODEL_BATCH_OUTPUT_SCHEMAS,
+  describeOfBatchItem,
+  type DescribeBatchOutput,
   MODEL_OUTPUT_SCHEMAS,
   type EntityEvidence,
   type ModelTask,
@@ -774,7 +776,17 @@ describe('the scripted model', () => {
     ['classify_pii', { argusTask: 'classify_pii', entities: [orders, suppliers] }],
     ['check_lineage', { argusTask: 'check_lineage', entities: [{ ...enriched, knownEntities: KNOWN }, orders] }],
   ])('a batched %s is answered entity by entity, as each entity alone', (name, task) => {
-    const out = MODEL_BATCH_OUTPUT_SCHEMAS[name as 'describe'].parse(answerTask(task)) as { entities: unknown[] };
+    const parsed = MODEL_BATCH_OUTPUT_SCHEMAS[name as 'describe'].parse(answerTask(task)) as { entities: unknown[] };
+    // A batched describe answers in its compact form: read back, it is the single answer's list.
+    const out =
+      name === 'describe'
+        ? {
+            entities: (parsed as DescribeBatchOutput).entities.map(({ id, ...item }) => ({
+              id,
+              descriptions: describeOfBatchItem(item),
+            })),
+          }
+        : parsed;
     const alone = (task as { entities: EntityEvidence[] }).entities.map((entity) => {
       const one = answerTask(
         name === 'check_lineage'

@@ -5,7 +5,7 @@ import { LEAD_BATCHES, sendPlannedBatches, type BatchPlan } from '../../workflow
 const batchesOf = (n: number, size = 2): string[][] =>
   Array.from({ length: n }, (_, b) => Array.from({ length: size }, (_, i) => `e${b * size + i}`));
 
-async function record(plan: BatchPlan<string>, replan: ((sent: string[]) => Promise<BatchPlan<string>>) | null) {
+async function record(plan: BatchPlan<string>, replan: ((sent: string[]) => Promise<BatchPlan<string> | null>) | null) {
   const sends: { items: string[]; batch: number }[][] = [];
   await sendPlannedBatches(plan, replan, async (batches) => void sends.push(batches));
   return sends;
@@ -42,9 +42,7 @@ describe('sendPlannedBatches', () => {
 
   test('when the rest cannot be planned again, the first plan sends its remaining batches as they were', async () => {
     const plan = { batches: batchesOf(5), provisional: true };
-    const sends = await record(plan, async () => {
-      throw new Error('catalog unreachable');
-    });
+    const sends = await record(plan, async () => null);
     expect(sends.flat()).toEqual(plan.batches.map((items, batch) => ({ items, batch })));
   });
 });

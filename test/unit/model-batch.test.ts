@@ -429,7 +429,48 @@ describe('the batched prompts', () => {
           .map((i) => i.entity.id)
           .filter((id) => proposals.some((p) => p.entityId === id)),
       );
-      expect(task.proposals.map((p) => [p.proposalId, p.entityId])).toEqual(proposals.map((p) => [p.id, p.entityId]));
+      // Each proposal goes under a short name, p1, p2…, in order; the verdicts come back under the real ids.
+      expect(task.proposals.map((p) => [p.proposalId, p.entityId])).toEqual(
+        proposals.map((p, i) => [`p${i + 1}`, p.entityId]),
+      );
+      expect(user!.content).not.toContain(proposals[0]!.id);
+    });
+
+    test('verdicts come back under the real proposal ids; a name the call did not give is no verdict', async () => {
+      const proposals = await demoProposals(3);
+      const spec = { ...wire, baseUrl: base };
+      const r = await reviewBatchWithModel({ items: items.slice(0, 3), ctx, proposals, endpoint: spec });
+      expect(r.missing).toEqual([]);
+      expect(r.outcomes.map((o) => o.proposalId).sort()).toEqual(proposals.map((p) => p.id).sort());
+      // An answer naming proposals by their long ids (or anything else) answers none of them.
+      const answer = {
+        verdicts: proposals.map((p) => ({ proposalId: p.id, decision: 'approve', reason: 'x' })),
+      };
+      const stub = http.createServer((_req, res) => {
+        res.setHeader('content-type', 'application/json');
+        res.end(
+          JSON.stringify({
+            id: 'c',
+            object: 'chat.completion',
+            created: 0,
+            model: 'm',
+            choices: [
+              { index: 0, message: { role: 'assistant', content: JSON.stringify(answer) }, finish_reason: 'stop' },
+            ],
+          }),
+        );
+      });
+      await new Promise<void>((ok) => stub.listen(0, '127.0.0.1', ok));
+      const url = `http://127.0.0.1:${(stub.address() as AddressInfo).port}/v1`;
+      const wrong = await reviewBatchWithModel({
+        items: items.slice(0, 3),
+        ctx,
+        proposals,
+        endpoint: { ...wire, baseUrl: url },
+      });
+      expect(wrong.outcomes).toEqual([]);
+      expect(wrong.missing.sort()).toEqual([...new Set(proposals.map((p) => p.entityId))].sort());
+      await new Promise<void>((ok) => stub.close(() => ok()));
     });
 
     test('a review sends of each entity what its proposals need, batched and alone alike', async () => {
