@@ -15,6 +15,7 @@ import { toApplicationFailure } from './failures';
 import {
   batchEntities,
   estimateEntityTokens,
+  reviewOutputReserve,
   needsModelCall,
   proposeBatchWithModel,
   proposeWithModel,
@@ -345,8 +346,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
           ),
         ),
       );
-      const reserved = entities.reduce((n, e) => n + estimateEntityTokens(input.agent, e, ctx, neighbours).output, 0);
-      calibration.record(input.endpoint.model, input.agent, usage.completionTokens(), reserved, r.cutShort === true);
+      calibration.record(input.endpoint.model, input.agent, usage.completionTokens(), r.reserved, r.cutShort === true);
       // One record for the batch (a retry of the activity replaces it): the entities it answered. An entity it
       // lacks is asked alone and recorded as `<agent>--<entity>`, so no proposal is ever in both (and the names
       // never meet: a single dash after the agent here, two there).
@@ -399,18 +399,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
           }),
         ),
       );
-      const reserved = entities.reduce(
-        (n, e) =>
-          n +
-          estimateEntityTokens(
-            'review',
-            e,
-            ctx,
-            neighbours,
-            proposals.filter((p) => p.entityId === e.id),
-          ).output,
-        0,
-      );
+      const reserved = reviewOutputReserve(proposals.length);
       calibration.record(input.endpoint.model, 'review', usage.completionTokens(), reserved, r.cutShort === true);
       // One record for the batch (a retry of the activity replaces it). An entity the answer lacked has no outcome
       // here: reviewed alone, it is recorded as `model-<entity>`, so no proposal is in both (no tag of one is the

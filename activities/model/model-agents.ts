@@ -192,7 +192,13 @@ export async function proposeBatchWithModel(
   items: BatchItem[],
   ctx: CatalogContext,
   o: ModelCallOptions,
-): Promise<{ byEntity: Map<string, ProposalChange[]>; missing: string[]; cutShort?: boolean }> {
+): Promise<{
+  byEntity: Map<string, ProposalChange[]>;
+  missing: string[];
+  cutShort?: boolean;
+  /** The output tokens reserved for the entities sent (what estimateEntityTokens plans them at). */
+  reserved: number;
+}> {
   const task = AGENT_TASK[agent];
   // Keyed in the order of `items`; an entity sent and not answered is deleted again (never a default).
   const byEntity = new Map<string, ProposalChange[]>();
@@ -203,11 +209,12 @@ export async function proposeBatchWithModel(
     byEntity.set(id, []);
     if (needsModelCall(agent, item.entity, item.ctx ?? ctx, item.neighbours)) sent.set(id, item);
   }
-  if (sent.size === 0) return { byEntity, missing: [] };
+  if (sent.size === 0) return { byEntity, missing: [], reserved: 0 };
   const evidenceOf = new Map(
     [...sent].map(([id, i]) => [id, agentEvidence(task, i.entity, i.ctx ?? ctx, i.neighbours)] as const),
   );
   const entities: EntityEvidence[] = [...evidenceOf.values()];
+  const reserved = [...sent].reduce((n, [id, i]) => n + outputReserve(agent, i.entity, evidenceOf.get(id)!), 0);
   const schema: z.ZodType<unknown> = MODEL_BATCH_OUTPUT_SCHEMAS[task];
   let answer: unknown[] | null = null;
   let cutShort = false;
@@ -245,7 +252,7 @@ export async function proposeBatchWithModel(
       missing.push(id);
     }
   }
-  return { byEntity, missing, ...(cutShort ? { cutShort } : {}) };
+  return { byEntity, missing, reserved, ...(cutShort ? { cutShort } : {}) };
 }
 
 /** Tokens an entity adds to a batched call: its evidence in the prompt, and a reserve for its part of the answer. */
@@ -289,12 +296,18 @@ export function estimateEntityTokens(
       proposals.map((p) => p.change),
     );
     const prompt = estimateTokens(JSON.stringify(evidence));
-    const output = proposals.length * (RESERVE.verdict + estimateTokens(REF));
-    return { prompt: prompt + estimateTokens(JSON.stringify(sentProposals)), output };
+    return {
+      prompt: prompt + estimateTokens(JSON.stringify(sentProposals)),
+      output: reviewOutputReserve(proposals.length),
+    };
   }
   if (!needsModelCall(agent, entity, ctx, neighbours)) return { prompt: 0, output: 0 };
   const evidence = agentEvidence(AGENT_TASK[agent], entity, ctx, neighbours);
-  const prompt = estimateTokens(JSON.stringify(evidence));
+  return { prompt: estimateTokens(JSON.stringify(evidence)), output: outputReserve(agent, entity, evidence) };
+}
+
+/** The output reserve of an entity's part of a batched agent answer, from the evidence sent (estimateEntityTokens). */
+function outputReserve(agent: AgentName, entity: CatalogEntity, evidence: EntityEvidence): number {
   let answers: number;
   switch (agent) {
     case 'description-drafter': {
@@ -312,8 +325,11 @@ export function estimateEntityTokens(
       answers = RESERVE.lineageFinding * (entity.upstream.length + (evidence.knownEntities?.length ?? 0));
       break;
   }
-  return { prompt, output: itemWrapper(entity.id) + answers };
+  return itemWrapper(entity.id) + answers;
 }
+
+/** The output reserve of a batched review's verdicts on `proposals` proposals (estimateEntityTokens). */
+export const reviewOutputReserve = (proposals: number): number => proposals * (RESERVE.verdict + estimateTokens(REF));
 
 /**
  * Split items into batches, greedily and in order: each batch holds at most `maxEntities` items and its

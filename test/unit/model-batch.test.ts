@@ -102,7 +102,7 @@ describe('proposeBatchWithModel on the demo catalog', () => {
   test('entities with nothing to ask are not sent: an empty list, not missing, and no call at all', async () => {
     const described = items.find((i) => !needsModelCall('lineage-checker', i.entity, ctx))!;
     const r = await proposeBatchWithModel('lineage-checker', [described, described], ctx, { endpoint: endpoint('ok') });
-    expect(r).toEqual({ byEntity: new Map([[described.entity.id, []]]), missing: [] });
+    expect(r).toEqual({ byEntity: new Map([[described.entity.id, []]]), missing: [], reserved: 0 });
     expect(answered('ok')).toBe(0);
   });
 
@@ -183,6 +183,18 @@ describe('proposeBatchWithModel on the demo catalog', () => {
       );
     }
     expect(answeredEntities.size + r.missing.length).toBe(new Set(withProposals.map((p) => p.entityId)).size);
+  });
+
+  test('a batch reports the output it reserved: what estimateEntityTokens plans its entities at', async () => {
+    for (const agent of AGENTS) {
+      // Entities with something to ask, and one with nothing (which reserves nothing).
+      const idle = items.find((i) => !needsModelCall(agent, i.entity, ctx, i.neighbours));
+      const sent = [...needing(agent, 8), ...(idle ? [idle] : [])];
+      const r = await proposeBatchWithModel(agent, sent, ctx, { endpoint: endpoint('ok') });
+      const planned = sent.reduce((n, i) => n + estimateEntityTokens(agent, i.entity, ctx, i.neighbours).output, 0);
+      expect(planned).toBeGreaterThan(0);
+      expect(r.reserved).toBe(planned);
+    }
   });
 
   test('a one-entity batch is answered whole by the batch scenarios', async () => {
