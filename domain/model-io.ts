@@ -132,8 +132,9 @@ export const MODEL_OUTPUT_SCHEMAS = {
 
 /**
  * In a batch each entity's descriptions come in a compact form, `table` (null when the table is not asked for) and
- * `columns`: a third fewer answer tokens than a list of `{"target","column","text"}` items, on answers that are
- * most of a batch's output. Read back into DescribeOutput's descriptions (describeOfBatchItem).
+ * `columns`, not a list of `{"target","column","text"}` items: about a sixth fewer answer tokens (86 → 71 per
+ * entity on 1,000 generated entities), and describe answers are most of a sweep's output. Read back into
+ * DescribeOutput's descriptions (describeOfBatchItem).
  */
 export const DescribeBatchItem = z.object({
   id: z.string(),
