@@ -59,7 +59,7 @@ export function entityEvidence(
     ...named(e),
     columns: columnEvidence(e),
     upstream: upstreamEvidence(e, ctx),
-    ...(e.sql ? { sql: e.sql.slice(0, 4000) } : {}),
+    ...sqlEvidence(e),
     ...(established.length > 0 ? { established } : {}),
   };
 }
@@ -84,6 +84,11 @@ function columnEvidence(e: CatalogEntity): EntityEvidence['columns'] {
     ...(c.foreign_key ? { foreign_key: c.foreign_key } : {}),
     ...(c.description ? { description: c.description.slice(0, 300) } : {}),
   }));
+}
+
+/** The entity's SQL as evidence, bounded; nothing when it has none. */
+function sqlEvidence(e: CatalogEntity): Pick<EntityEvidence, 'sql'> {
+  return e.sql ? { sql: e.sql.slice(0, 4000) } : {};
 }
 
 function upstreamEvidence(e: CatalogEntity, ctx: CatalogContext): EntityEvidence['upstream'] {
@@ -128,7 +133,7 @@ export function agentEvidence(
         name: entity.name,
         columns: [],
         upstream: upstreamEvidence(entity, ctx),
-        ...(entity.sql ? { sql: entity.sql.slice(0, 4000) } : {}),
+        ...sqlEvidence(entity),
         knownEntities: knownNear(entity, ctx),
       };
   }
@@ -153,7 +158,7 @@ export function reviewEvidence(
     ...named(entity),
     columns: kinds.has('pii_tag') ? columnEvidence(entity) : [],
     upstream: lineage ? upstreamEvidence(entity, ctx) : [],
-    ...(lineage && entity.sql ? { sql: entity.sql.slice(0, 4000) } : {}),
+    ...(lineage ? sqlEvidence(entity) : {}),
   };
 }
 
