@@ -4,7 +4,7 @@ import type { Outcome } from '../domain/proposal';
 import type { RetiredEndpoint } from '../domain/report';
 import { FailureType } from '../domain/ids';
 import { catalogActivities, CATALOG_OPTIONS } from './activities';
-import { Rotation, modelActivities, modelActivityOptions, planOrNull, pool, type RotationOutcome } from './rotation';
+import { Rotation, modelActivities, modelActivityOptions, pool, restPlanner, type RotationOutcome } from './rotation';
 import { sendPlannedBatches } from './lead-batches';
 
 export interface ArbiterInput {
@@ -106,7 +106,7 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
         );
       const plan = await planBatches([]);
       const lacking: string[] = [];
-      const replan = patched('model-batches-lead-v1') ? (skip: string[]) => planOrNull(() => planBatches(skip)) : null;
+      const replan = restPlanner(planBatches);
       await sendPlannedBatches(plan, replan, (batches) =>
         pool(batches, input.modelConcurrency, async ({ items: ids, batch }) => {
           const passed = Object.fromEntries(ids.map((id) => [id, gate.passed[id] ?? []]));

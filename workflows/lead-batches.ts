@@ -19,8 +19,8 @@ export interface BatchPlan<T> {
  * provisional plan sends only its first LEAD_BATCHES batches, then plans the rest again (`replan`, given what
  * was sent), on what their answers taught the worker's calibration: on a fresh worker a page's batches are
  * otherwise all sized for the longest answers, about twice as many calls as needed. When the new plan cannot be
- * made (`replan` gives null), the first plan's remaining batches are sent as they were. Pure: used by the workflows (with `patched`)
- * and by the bench's in-process loop.
+ * made (`replan` gives null), the first plan's remaining batches are sent as they were. Pure: used by the
+ * workflows (replan: restPlanner in workflows/rotation.ts) and by the bench's in-process loop.
  */
 export async function sendPlannedBatches<T>(
   plan: BatchPlan<T>,

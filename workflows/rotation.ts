@@ -2,6 +2,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   isCancellation,
+  patched,
   proxyActivities,
   type ActivityOptions,
 } from '@temporalio/workflow';
@@ -145,14 +146,19 @@ export async function pool<T>(items: T[], limit: number, fn: (item: T) => Promis
 }
 
 /**
- * A plan of the rest of a page's batches, or null when it cannot be made (the workflow then sends the first
- * plan's batches as they were: workflows/lead-batches.ts). A cancelled sweep stays cancelled.
+ * How a workflow plans the rest of a page's batches after a provisional plan's lead batches
+ * (workflows/lead-batches.ts): `plan` given what was sent, or null when it cannot be made (the first plan's batches
+ * are then sent as they were; a cancelled sweep stays cancelled). Null for a workflow that started before this
+ * existed (patch `model-batches-lead-v1`): it sends its first plan whole.
  */
-export async function planOrNull<P>(plan: () => Promise<P>): Promise<P | null> {
-  try {
-    return await plan();
-  } catch (err) {
-    if (isCancellation(err)) throw err;
-    return null;
-  }
+export function restPlanner<P>(plan: (skip: string[]) => Promise<P>): ((skip: string[]) => Promise<P | null>) | null {
+  if (!patched('model-batches-lead-v1')) return null;
+  return async (skip) => {
+    try {
+      return await plan(skip);
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      return null;
+    }
+  };
 }

@@ -30,7 +30,7 @@ import {
   type PendingReview,
   type ReviewUpdateInput,
 } from './messages';
-import { Rotation, modelActivities, modelActivityOptions, planOrNull, pool, type RotationOutcome } from './rotation';
+import { Rotation, modelActivities, modelActivityOptions, pool, restPlanner, type RotationOutcome } from './rotation';
 import { sendPlannedBatches, type BatchPlan } from './lead-batches';
 
 /** State carried across continue-as-new: counts and ids only, never proposals or schemas. */
@@ -304,7 +304,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
         return;
       }
       const lacking: string[] = [];
-      const replan = patched('model-batches-lead-v1') ? (skip: string[]) => planOrNull(() => planBatches(skip)) : null;
+      const replan = restPlanner(planBatches);
       await sendPlannedBatches(plan, replan, (batches) =>
         pool(batches, cfg.modelConcurrency, async ({ items: entityIds, batch }) => {
           const r = await rotation.run((endpoint, retired) =>
