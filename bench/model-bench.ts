@@ -260,7 +260,14 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
     take: (answer: A) => void,
   ): Promise<string[]> {
     const lacking: string[] = [];
-    const plan = (sent: CatalogEntity[]) => planLike(task, wanted, sent, cost);
+    // Each entity's cost is worked out once: the plans and the reserve an answer is measured against share it.
+    const costs = new Map<CatalogEntity, EntityCost>();
+    const costOf = (e: CatalogEntity): EntityCost => {
+      let c = costs.get(e);
+      if (!c) costs.set(e, (c = cost(e)));
+      return c;
+    };
+    const plan = (sent: CatalogEntity[]) => planLike(task, wanted, sent, costOf);
     await sendPlannedBatches(
       plan([]),
       async (sent) => plan(sent),
@@ -273,7 +280,7 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
               options(task, (n) => (used += n)),
             ),
           );
-          const reserved = batch.reduce((n, e) => n + cost(e).output, 0);
+          const reserved = batch.reduce((n, e) => n + costOf(e).output, 0);
           calibration.record(endpoint.model, task, used, reserved, answer.cutShort === true);
           take(answer);
           lacking.push(...answer.missing);
