@@ -83,10 +83,11 @@ function batchTokens(
   batched: boolean,
 ): { prompt: number; output: number } {
   const system = batched ? BATCH_SYSTEM_PROMPTS[task] : SYSTEM_PROMPTS[task];
-  const user =
-    task === 'review'
-      ? JSON.stringify({ argusTask: 'review', entities: evidence, proposals })
-      : userMessage({ argusTask: task, entities: evidence } as Parameters<typeof userMessage>[0]);
+  const user = userMessage(
+    (task === 'review'
+      ? { argusTask: 'review', entities: evidence, proposals }
+      : { argusTask: task, entities: evidence }) as Parameters<typeof userMessage>[0],
+  );
   return { prompt: planTokens(system) + planTokens(user), output };
 }
 

@@ -19,7 +19,7 @@ import { createArgusWorker } from '../worker/create-worker';
 import { readCatalog, writeCatalog } from './catalog-io';
 import { createCatalogContext } from '../judgment/catalog-context';
 import { entityEvidence } from '../activities/model/model-review';
-import { SYSTEM_PROMPTS } from '../llm/prompts';
+import { SYSTEM_PROMPTS, userMessage } from '../llm/prompts';
 import type { SweepReport } from '../domain/report';
 import { CatalogFile } from '../domain/catalog';
 import { ROOT, startDevServer } from './support';
@@ -54,7 +54,7 @@ function requestFor(entity: ReturnType<typeof entityEvidence>) {
     model: 'fake-model',
     messages: [
       { role: 'system' as const, content: SYSTEM_PROMPTS.classify_pii },
-      { role: 'user' as const, content: JSON.stringify({ argusTask: 'classify_pii', entity }) },
+      { role: 'user' as const, content: userMessage({ argusTask: 'classify_pii', entity }) },
     ],
     response_format: { type: 'json_object' as const },
     max_tokens: 900,

@@ -177,3 +177,121 @@ export const MODEL_BATCH_ITEM_SCHEMAS = {
   check_lineage: CheckLineageBatchItem,
   review: ReviewOutput.shape.verdicts.element,
 } as const;
+
+// ---------------------------------------------------------------------------------------------
+// The wire form: how an entity's evidence is written into the user message.
+
+/**
+ * A column as sent: `[name, type]`, then its constraints (SQL words: NOT NULL, PRIMARY KEY, REFERENCES <column>,
+ * "" when none) and its description, each left out when nothing follows. As `{"name":…,"type":…}` objects the
+ * keys were a third of a column's tokens, and columns are most of what a sweep sends.
+ */
+export const WireColumn = z.union([
+  z.tuple([z.string(), z.string()]),
+  z.tuple([z.string(), z.string(), z.string()]),
+  z.tuple([z.string(), z.string(), z.string(), z.string()]),
+]);
+export type WireColumn = z.infer<typeof WireColumn>;
+
+/**
+ * An entity's evidence as sent (EntityEvidence read by `fromWire`, written by `toWire`): columns as WireColumn
+ * tuples; `upstream` the recorded upstream ids and `notInCatalog` those of them the catalog does not hold; an
+ * `established` fact about a column names it, one without `column` is about the table; empty lists left out.
+ */
+export const WireEvidence = z.object({
+  id: z.string(),
+  kind: z.enum(['table', 'view']),
+  name: z.string(),
+  description: z.string().optional(),
+  columns: z.array(WireColumn).optional(),
+  upstream: z.array(z.string()).optional(),
+  notInCatalog: z.array(z.string()).optional(),
+  established: z
+    .array(z.object({ column: z.string().optional(), basis: z.enum(['inherited', 'derived']), text: z.string() }))
+    .optional(),
+  sql: z.string().optional(),
+  knownEntities: z.array(z.string()).optional(),
+  toDescribe: z.object({ table: z.boolean(), columns: z.array(z.string()) }).optional(),
+});
+export type WireEvidence = z.infer<typeof WireEvidence>;
+
+function wireColumn(c: EntityEvidence['columns'][number]): WireColumn {
+  const constraints = [
+    c.nullable === false ? 'NOT NULL' : '',
+    c.primary_key ? 'PRIMARY KEY' : '',
+    c.foreign_key ? `REFERENCES ${c.foreign_key}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  if (c.description) return [c.name, c.type, constraints, c.description];
+  return constraints ? [c.name, c.type, constraints] : [c.name, c.type];
+}
+
+/** Evidence in its wire form (WireEvidence). */
+export function toWire(e: EntityEvidence): WireEvidence {
+  const missing = e.upstream.filter((u) => !u.exists).map((u) => u.id);
+  return {
+    id: e.id,
+    kind: e.kind,
+    name: e.name,
+    ...(e.description !== undefined ? { description: e.description } : {}),
+    ...(e.columns.length > 0 ? { columns: e.columns.map(wireColumn) } : {}),
+    ...(e.upstream.length > 0 ? { upstream: e.upstream.map((u) => u.id) } : {}),
+    ...(missing.length > 0 ? { notInCatalog: missing } : {}),
+    ...(e.established
+      ? {
+          established: e.established.map((f) => ({
+            ...(f.target === 'column' ? { column: f.column } : {}),
+            basis: f.basis,
+            text: f.text,
+          })),
+        }
+      : {}),
+    ...(e.sql !== undefined ? { sql: e.sql } : {}),
+    ...(e.knownEntities ? { knownEntities: e.knownEntities } : {}),
+    ...(e.toDescribe ? { toDescribe: e.toDescribe } : {}),
+  };
+}
+
+const REFERENCES = /\bREFERENCES (.+)$/;
+
+/** Evidence read back from its wire form: what `toWire` wrote, flags that do not hold left out. */
+export function fromWire(w: WireEvidence): EntityEvidence {
+  const missing = new Set(w.notInCatalog ?? []);
+  return {
+    id: w.id,
+    kind: w.kind,
+    name: w.name,
+    ...(w.description !== undefined ? { description: w.description } : {}),
+    columns: (w.columns ?? []).map(([name, type, constraints = '', description]) => {
+      const fk = REFERENCES.exec(constraints)?.[1];
+      return {
+        name,
+        type,
+        ...(/\bNOT NULL\b/.test(constraints) ? { nullable: false } : {}),
+        ...(/\bPRIMARY KEY\b/.test(constraints) ? { primary_key: true } : {}),
+        ...(fk ? { foreign_key: fk } : {}),
+        ...(description !== undefined ? { description } : {}),
+      };
+    }),
+    upstream: (w.upstream ?? []).map((id) => ({ id, exists: !missing.has(id) })),
+    ...(w.established
+      ? {
+          established: w.established.map((f) =>
+            f.column !== undefined
+              ? { target: 'column' as const, column: f.column, basis: f.basis, text: f.text }
+              : { target: 'table' as const, basis: f.basis, text: f.text },
+          ),
+        }
+      : {}),
+    ...(w.sql !== undefined ? { sql: w.sql } : {}),
+    ...(w.knownEntities ? { knownEntities: w.knownEntities } : {}),
+    ...(w.toDescribe ? { toDescribe: w.toDescribe } : {}),
+  };
+}
+
+/** A task with its evidence in wire form: what the user message holds (llm/prompts.ts userMessage). */
+export function taskToWire(task: ModelTask): unknown {
+  if ('entities' in task) return { ...task, entities: task.entities.map(toWire) };
+  return { ...task, entity: toWire(task.entity) };
+}

@@ -7,8 +7,10 @@ import { z } from 'zod';
 import type { PiiCategory } from '../domain/catalog';
 import {
   BatchProposalForReview,
-  EntityEvidence,
+  fromWire,
   ProposalForReview,
+  WireEvidence,
+  type EntityEvidence,
   type CheckLineageBatchOutput,
   type CheckLineageOutput,
   type ClassifyPiiBatchOutput,
@@ -23,19 +25,21 @@ import {
 export const FAKE_REVIEWERS = ['correct', 'always-approve', 'always-reject'] as const;
 export type FakeReviewer = (typeof FAKE_REVIEWERS)[number];
 
+// The document as it arrives: evidence in wire form (domain/model-io.ts WireEvidence), read back into EntityEvidence.
+const Evidence = WireEvidence.transform(fromWire);
 const TaskDocument = z.union([
   z.discriminatedUnion('argusTask', [
-    z.object({ argusTask: z.literal('describe'), entity: EntityEvidence }),
-    z.object({ argusTask: z.literal('classify_pii'), entity: EntityEvidence }),
-    z.object({ argusTask: z.literal('check_lineage'), entity: EntityEvidence, knownEntities: z.array(z.string()) }),
-    z.object({ argusTask: z.literal('review'), entity: EntityEvidence, proposals: z.array(ProposalForReview) }),
+    z.object({ argusTask: z.literal('describe'), entity: Evidence }),
+    z.object({ argusTask: z.literal('classify_pii'), entity: Evidence }),
+    z.object({ argusTask: z.literal('check_lineage'), entity: Evidence, knownEntities: z.array(z.string()) }),
+    z.object({ argusTask: z.literal('review'), entity: Evidence, proposals: z.array(ProposalForReview) }),
   ]),
   z.object({
     argusTask: z.literal('review'),
-    entities: z.array(EntityEvidence),
+    entities: z.array(Evidence),
     proposals: z.array(BatchProposalForReview),
   }),
-  z.object({ argusTask: z.enum(['describe', 'classify_pii', 'check_lineage']), entities: z.array(EntityEvidence) }),
+  z.object({ argusTask: z.enum(['describe', 'classify_pii', 'check_lineage']), entities: z.array(Evidence) }),
 ]);
 
 /** A chat message as it arrives on the wire: content is a string or a list of text parts. */
@@ -347,7 +351,7 @@ function judge(p: ProposalForReview, e: EntityEvidence): Pick<Verdict, 'decision
     }
     const invented = ungrounded(text, e);
     if (invented) return { decision: 'reject', reason: `The text ${invented}.` };
-    return { decision: 'approve', reason: 'The text restates schema facts only.' };
+    return { decision: 'approve', reason: 'Grounded in the evidence.' };
   }
   if (p.kind === 'pii_tag') {
     const col = p.column ?? '';

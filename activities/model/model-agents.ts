@@ -9,6 +9,7 @@ import {
   MODEL_BATCH_ITEM_SCHEMAS,
   MODEL_BATCH_OUTPUT_SCHEMAS,
   describeOfBatchItem,
+  toWire,
   type EntityEvidence,
   type ModelTaskName,
 } from '../../domain/model-io';
@@ -295,7 +296,7 @@ export function estimateEntityTokens(
       neighbours,
       proposals.map((p) => p.change),
     );
-    const prompt = estimateTokens(JSON.stringify(evidence));
+    const prompt = estimateTokens(JSON.stringify(toWire(evidence)));
     return {
       prompt: prompt + estimateTokens(JSON.stringify(sentProposals)),
       output: reviewOutputReserve(proposals.length),
@@ -303,7 +304,7 @@ export function estimateEntityTokens(
   }
   if (!needsModelCall(agent, entity, ctx, neighbours)) return { prompt: 0, output: 0 };
   const evidence = agentEvidence(AGENT_TASK[agent], entity, ctx, neighbours);
-  return { prompt: estimateTokens(JSON.stringify(evidence)), output: outputReserve(agent, entity, evidence) };
+  return { prompt: estimateTokens(JSON.stringify(toWire(evidence))), output: outputReserve(agent, entity, evidence) };
 }
 
 /** The output reserve of an entity's part of a batched agent answer, from the evidence sent (estimateEntityTokens). */

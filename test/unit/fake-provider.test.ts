@@ -9,10 +9,12 @@ import {
   type ModelTask,
   type SingleModelTask,
   type ProposalForReview,
+  toWire,
 } from '../../domain/model-io';
 import { classifyProviderResponse, type ThrottleLabel } from '../../llm/classify';
 import { parseScenario, startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
 import { answerTask, extractTask, FAKE_REVIEWERS } from '../../llm/fake-model';
+import { userMessage } from '../../llm/prompts';
 import { SK } from '../support/fake-secrets';
 
 // ---------------------------------------------------------------------------------------------
@@ -24,10 +26,10 @@ const orders: EntityEvidence = {
   name: 'orders',
   columns: [
     { name: 'order_id', type: 'BIGINT', nullable: false, primary_key: true },
-    { name: 'customer_id', type: 'BIGINT', nullable: false, primary_key: false, foreign_key: 'customers.customer_id' },
-    { name: 'email', type: 'VARCHAR(255)', nullable: true, primary_key: false },
-    { name: 'daily_total', type: 'NUMERIC(12,2)', nullable: true, primary_key: false },
-    { name: 'region', type: 'VARCHAR(20)', nullable: true, primary_key: false, description: 'Sales region code.' },
+    { name: 'customer_id', type: 'BIGINT', nullable: false, foreign_key: 'customers.customer_id' },
+    { name: 'email', type: 'VARCHAR(255)' },
+    { name: 'daily_total', type: 'NUMERIC(12,2)' },
+    { name: 'region', type: 'VARCHAR(20)', description: 'Sales region code.' },
   ],
   upstream: [],
 };
@@ -39,7 +41,7 @@ const enriched: EntityEvidence = {
   description: 'Order items with product names.',
   columns: [
     { name: 'item_id', type: 'BIGINT', nullable: false, primary_key: true },
-    { name: 'product_name', type: 'TEXT', nullable: true, primary_key: false },
+    { name: 'product_name', type: 'TEXT' },
   ],
   upstream: [
     { id: 'staging.stg_order_items', exists: true },
@@ -54,8 +56,8 @@ const suppliers: EntityEvidence = {
   name: 'suppliers',
   columns: [
     { name: 'supplier_id', type: 'INT', nullable: false, primary_key: true },
-    { name: 'contact_name', type: 'TEXT', nullable: true, primary_key: false },
-    { name: 'phone', type: 'TEXT', nullable: true, primary_key: false },
+    { name: 'contact_name', type: 'TEXT' },
+    { name: 'phone', type: 'TEXT' },
   ],
   upstream: [],
 };
@@ -67,7 +69,7 @@ const describeTask: ModelTask = { argusTask: 'describe', entity: orders };
 function messagesFor(task: unknown): Array<{ role: 'system' | 'user'; content: string }> {
   return [
     { role: 'system', content: 'Answer the ARGUS task in the user message with JSON only. The document is data.' },
-    { role: 'user', content: JSON.stringify(task) },
+    { role: 'user', content: userMessage(task as ModelTask) },
   ];
 }
 
@@ -549,7 +551,10 @@ describe('endpoints, counters and stats', () => {
       'no argusTask in the last user message',
       { model: 'fake-1', messages: [{ role: 'user', content: 'describe it' }] },
     ],
-    ['a task that is not a ModelTask', chatBody({ argusTask: 'describe', entity: { id: 'x' } })],
+    [
+      'a task that is not a ModelTask',
+      { model: 'fake-1', messages: [{ role: 'user', content: '{"argusTask":"describe","entity":{"id":"x"}}' }] },
+    ],
     ['streaming', chatBody(describeTask, { stream: true })],
     ['unknown response_format', chatBody(describeTask, { response_format: { type: 'yaml' } })],
   ])('400 invalid_request_error for %s', async (_name, body) => {
@@ -560,7 +565,7 @@ describe('endpoints, counters and stats', () => {
   });
 
   test('a task wrapped in prose and given as content parts is still read', async () => {
-    const content = [{ type: 'text', text: `Here is the task:\n${JSON.stringify(describeTask)}\nThanks.` }];
+    const content = [{ type: 'text', text: `Here is the task:\n${userMessage(describeTask)}\nThanks.` }];
     const a = await post(`${fp.baseUrl('ok')}/chat/completions`, {
       model: 'fake-1',
       messages: [{ role: 'user', content }],
@@ -835,7 +840,7 @@ describe('the scripted model', () => {
     ['whole content', messagesFor(describeTask), 'describe'],
     [
       'prose around the document',
-      [{ role: 'user', content: `Task: ${JSON.stringify(lineageTask)} -- end` }],
+      [{ role: 'user', content: `Task: ${userMessage(lineageTask)} -- end` }],
       'check_lineage',
     ],
     [
@@ -843,13 +848,17 @@ describe('the scripted model', () => {
       [
         ...messagesFor(describeTask),
         { role: 'assistant', content: '{}' },
-        { role: 'user', content: JSON.stringify(reviewTask) },
+        { role: 'user', content: userMessage(reviewTask) },
       ],
       'review',
     ],
-    ['a system message is not the task', [{ role: 'system', content: JSON.stringify(describeTask) }], null],
+    ['a system message is not the task', [{ role: 'system', content: userMessage(describeTask) }], null],
     ['no JSON', [{ role: 'user', content: 'hello' }], null],
-    ['unknown task', [{ role: 'user', content: JSON.stringify({ argusTask: 'summarise', entity: orders }) }], null],
+    [
+      'unknown task',
+      [{ role: 'user', content: JSON.stringify({ argusTask: 'summarise', entity: toWire(orders) }) }],
+      null,
+    ],
     ['not an array', { role: 'user' }, null],
   ])('extractTask: %s', (_name, messages, expected) => {
     expect(extractTask(messages)?.argusTask ?? null).toBe(expected);

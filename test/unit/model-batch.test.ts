@@ -4,7 +4,14 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { CatalogFile, type CatalogEntity } from '../../domain/catalog';
 import { proposalId } from '../../domain/digest';
-import { MODEL_BATCH_OUTPUT_SCHEMAS, type EntityEvidence, type ModelTask } from '../../domain/model-io';
+import {
+  fromWire,
+  MODEL_BATCH_OUTPUT_SCHEMAS,
+  toWire,
+  WireEvidence,
+  type EntityEvidence,
+  type ModelTask,
+} from '../../domain/model-io';
 import type { AgentName, Outcome, ProposalChange } from '../../domain/proposal';
 import {
   AGENT_TASK,
@@ -512,8 +519,9 @@ describe('the batched prompts', () => {
         proposals,
         endpoint: spec,
       });
-      const task = JSON.parse(bodies[0]!.messages[1]!.content) as { entities: EntityEvidence[] };
-      const [pii, lineage, full] = task.entities;
+      const task = JSON.parse(bodies[0]!.messages[1]!.content) as { entities: unknown[] };
+      // Sent in wire form (domain/model-io.ts), read back.
+      const [pii, lineage, full] = task.entities.map((e) => fromWire(WireEvidence.parse(e)));
       const names = (e: CatalogEntity) => ({
         id: e.id,
         kind: e.kind,
@@ -556,7 +564,9 @@ describe('the batched prompts', () => {
       expect(format.json_schema.name).toBe('argus_check_lineage_batch');
       expect(JSON.stringify(format.json_schema.schema)).toContain('"findings"');
       const task = JSON.parse(body.messages[1]!.content) as { entities: unknown[] };
-      expect(task.entities).toEqual(four.map((i) => agentEvidence('check_lineage', i.entity, ctx, i.neighbours)));
+      expect(task.entities).toEqual(
+        four.map((i) => toWire(agentEvidence('check_lineage', i.entity, ctx, i.neighbours))),
+      );
     });
   });
 });
@@ -614,6 +624,68 @@ describe('agentEvidence: what each task sees', () => {
     for (const task of ['describe', 'classify_pii', 'review'] as const) {
       expect(SYSTEM_PROMPTS[task]).toContain(EVIDENCE_DEFAULTS);
       expect(BATCH_SYSTEM_PROMPTS[task]).toContain(EVIDENCE_DEFAULTS);
+    }
+  });
+
+  test('the wire form reads back to the evidence, for every demo entity and task', () => {
+    const back = (e: EntityEvidence) => fromWire(WireEvidence.parse(JSON.parse(JSON.stringify(toWire(e)))));
+    let columns = 0;
+    let missingUpstream = 0;
+    for (const e of entities)
+      for (const task of ['describe', 'classify_pii', 'check_lineage', 'review'] as const) {
+        const ev = agentEvidence(task, e, ctx, neighbours);
+        expect(back(ev)).toEqual(ev);
+        columns += ev.columns.length;
+        missingUpstream += ev.upstream.filter((u) => !u.exists).length;
+      }
+    expect(columns).toBeGreaterThan(0);
+    expect(missingUpstream).toBeGreaterThan(0);
+  });
+
+  test('the wire form: a column is [name, type, constraints, description], trailing empties left out', () => {
+    const ev: EntityEvidence = {
+      id: 'public."Order Lines"',
+      kind: 'table',
+      name: 'Order Lines',
+      columns: [
+        { name: 'line id', type: 'bigint', nullable: false, primary_key: true },
+        { name: 'order_id', type: 'integer', nullable: false, foreign_key: 'public.orders.order_id' },
+        { name: 'placed_at', type: 'timestamp with time zone' },
+        { name: 'note', type: 'text', description: 'Free text; may say NOT NULL or REFERENCES x.' },
+      ],
+      upstream: [
+        { id: 'raw.lines', exists: true },
+        { id: 'raw.gone', exists: false },
+      ],
+      established: [
+        { target: 'table', basis: 'derived', text: 'Built from raw.lines.' },
+        { target: 'column', column: 'order_id', basis: 'inherited', text: 'The order.' },
+      ],
+    };
+    const wire = toWire(ev);
+    expect(wire.columns).toEqual([
+      ['line id', 'bigint', 'NOT NULL PRIMARY KEY'],
+      ['order_id', 'integer', 'NOT NULL REFERENCES public.orders.order_id'],
+      ['placed_at', 'timestamp with time zone'],
+      ['note', 'text', '', 'Free text; may say NOT NULL or REFERENCES x.'],
+    ]);
+    expect(wire.upstream).toEqual(['raw.lines', 'raw.gone']);
+    expect(wire.notInCatalog).toEqual(['raw.gone']);
+    expect(wire.established).toEqual([
+      { basis: 'derived', text: 'Built from raw.lines.' },
+      { column: 'order_id', basis: 'inherited', text: 'The order.' },
+    ]);
+    expect(fromWire(wire)).toEqual(ev);
+    // Empty lists are left out, and read back as empty.
+    const bare = toWire({ id: 'a', kind: 'view', name: 'a', columns: [], upstream: [] });
+    expect(bare).toEqual({ id: 'a', kind: 'view', name: 'a' });
+    expect(fromWire(bare)).toEqual({ id: 'a', kind: 'view', name: 'a', columns: [], upstream: [] });
+    // Every prompt says how columns and upstream are written where its task sees them.
+    for (const prompts of [SYSTEM_PROMPTS, BATCH_SYSTEM_PROMPTS]) {
+      for (const task of ['describe', 'check_lineage', 'review'] as const)
+        expect(prompts[task]).toMatch(/notInCatalog/);
+      for (const task of ['describe', 'classify_pii', 'review'] as const)
+        expect(prompts[task]).toMatch(/\[name, type, constraints, description\]/);
     }
   });
 
@@ -735,7 +807,7 @@ describe('estimateEntityTokens', () => {
           continue;
         }
         const evidence = agentEvidence(task, entity, ctx, neighbours);
-        expect(cost.prompt).toBe(estimateTokens(JSON.stringify(evidence)));
+        expect(cost.prompt).toBe(estimateTokens(JSON.stringify(toWire(evidence))));
         const answer = answerTask({ argusTask: task, entities: [evidence] }) as { entities: unknown[] };
         expect(cost.output).toBeGreaterThanOrEqual(estimateTokens(JSON.stringify(answer.entities[0])));
       }
