@@ -119,7 +119,20 @@ export async function proposeWithModel(
   neighbours?: Neighbours,
 ): Promise<ProposalChange[]> {
   if (!needsModelCall(agent, entity, ctx, neighbours)) return [];
-  const evidence = agentEvidence(AGENT_TASK[agent], entity, ctx, neighbours);
+  return proposeOnEvidence(agent, entity, agentEvidence(AGENT_TASK[agent], entity, ctx, neighbours), o);
+}
+
+/**
+ * One agent's call about one entity on the evidence given (proposeWithModel gives agentEvidence; bench:model's
+ * reference gives every agent the full evidence), its answer filtered as proposeWithModel's. describe needs
+ * `toDescribe`. Throws the llm/ typed errors.
+ */
+export async function proposeOnEvidence(
+  agent: AgentName,
+  entity: CatalogEntity,
+  evidence: EntityEvidence,
+  o: ModelCallOptions,
+): Promise<ProposalChange[]> {
   switch (agent) {
     case 'description-drafter': {
       const r = await callStructured({

@@ -235,15 +235,28 @@ export async function reviewWithModel(
   } & CallOptions,
 ): Promise<Outcome[]> {
   const { entity, ctx, neighbours, proposals, ...call } = args;
+  const evidence = reviewEvidence(
+    entity,
+    ctx,
+    neighbours,
+    proposals.map((p) => p.change),
+  );
+  return reviewOnEvidence(evidence, proposals, call);
+}
+
+/**
+ * One review call on the evidence given (reviewWithModel gives reviewEvidence; bench:model's reference gives the
+ * full evidence): one verdict per proposal, or MalformedOutputError. Throws the llm/ typed errors.
+ */
+export async function reviewOnEvidence(
+  evidence: EntityEvidence,
+  proposals: { id: string; change: ProposalChange }[],
+  call: CallOptions,
+): Promise<Outcome[]> {
   const refs = shortRefs(proposals);
   const task = {
     argusTask: 'review' as const,
-    entity: reviewEvidence(
-      entity,
-      ctx,
-      neighbours,
-      proposals.map((p) => p.change),
-    ),
+    entity: evidence,
     proposals: proposals.map((p) => proposalForReview(refs.refOf.get(p.id)!, p.change)),
   };
   const r = await callStructured({
