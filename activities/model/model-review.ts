@@ -107,14 +107,13 @@ export function knownNear(entity: CatalogEntity, ctx: CatalogContext): string[] 
 }
 
 /**
- * The evidence one task needs about an entity, and nothing more: the same for single and batched calls, so
+ * The evidence an agent's task needs about an entity, and nothing more: the same for single and batched calls, so
  * batching never changes what a model sees. describe: everything (entityEvidence) and what to describe
- * (describeTargets); review: everything (a review sends reviewEvidence, narrowed to its proposals); classify_pii:
- * the names, description and columns; check_lineage: the names, recorded upstream, SQL and the entity ids the
- * SQL could name (knownEntities), no columns.
+ * (describeTargets); classify_pii: the names, description and columns; check_lineage: the names, recorded upstream,
+ * SQL and the entity ids the SQL could name (knownEntities), no columns. (The review's is reviewEvidence.)
  */
 export function agentEvidence(
-  task: ModelTaskName,
+  task: Exclude<ModelTaskName, 'review'>,
   entity: CatalogEntity,
   ctx: CatalogContext,
   neighbours?: Neighbours,
@@ -122,8 +121,6 @@ export function agentEvidence(
   switch (task) {
     case 'describe':
       return { ...entityEvidence(entity, ctx, neighbours), toDescribe: describeTargets(entity, ctx, neighbours) };
-    case 'review':
-      return entityEvidence(entity, ctx, neighbours);
     case 'classify_pii':
       return { ...named(entity), columns: columnEvidence(entity), upstream: [] };
     case 'check_lineage':
