@@ -146,8 +146,33 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
   const fleet = store.fleet;
   const pacer = new Pacer(fleet);
   const env = deps.env ?? process.env;
-  // What batch answers take of their output reserve, per model and agent, as this worker has seen them.
+  // What batch answers take of their output reserve, per model and agent: as this worker has seen them, and as the
+  // state store holds them (an earlier run's, another worker's).
   const calibration = new OutputCalibration();
+
+  /** Before planning: ratios the store holds for models this worker does not know yet (a read failure is no loss). */
+  async function adoptShared(models: string[], task: string): Promise<void> {
+    if (models.length === 0 || calibration.known(models, task)) return;
+    try {
+      const found = await store.calibration.load(models.map((m) => OutputCalibration.key(m, task)));
+      for (const m of models) {
+        const ratios = found[OutputCalibration.key(m, task)];
+        if (ratios) calibration.adopt(m, task, ratios);
+      }
+    } catch (e) {
+      log.warn('could not read the shared output calibration', { error: String(e) });
+    }
+  }
+
+  /** One batch answer learnt, here and in the store (a write failure costs only the sharing). */
+  async function learn(model: string, task: string, used: number, reserved: number, cutShort: boolean) {
+    calibration.record(model, task, used, reserved, cutShort);
+    const ratios = calibration.ratios(model, task);
+    if (ratios.length === 0) return;
+    await store.calibration
+      .save(OutputCalibration.key(model, task), ratios)
+      .catch((e: unknown) => log.warn('could not share the output calibration', { error: String(e) }));
+  }
 
   /** The sweep's ledger and catalog, and the one entity a model call is about (EntityInvalid if unreadable). */
   async function open(ledgerKey: string, entityId: string, withNeighbours = false) {
@@ -282,6 +307,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
           : needsModelCall(input.agent, e, ctx, neighbours),
       );
       const models = input.models ?? [];
+      await adoptShared(models, input.agent);
       const scale = calibration.scale(models, input.agent);
       const batches = batchEntities(
         wanted,
@@ -346,7 +372,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
           ),
         ),
       );
-      calibration.record(input.endpoint.model, input.agent, usage.completionTokens(), r.reserved, r.cutShort === true);
+      await learn(input.endpoint.model, input.agent, usage.completionTokens(), r.reserved, r.cutShort === true);
       // One record for the batch (a retry of the activity replaces it): the entities it answered. An entity it
       // lacks is asked alone and recorded as `<agent>--<entity>`, so no proposal is ever in both (and the names
       // never meet: a single dash after the agent here, two there).
@@ -400,7 +426,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
         ),
       );
       const reserved = reviewOutputReserve(proposals.length);
-      calibration.record(input.endpoint.model, 'review', usage.completionTokens(), reserved, r.cutShort === true);
+      await learn(input.endpoint.model, 'review', usage.completionTokens(), reserved, r.cutShort === true);
       // One record for the batch (a retry of the activity replaces it). An entity the answer lacked has no outcome
       // here: reviewed alone, it is recorded as `model-<entity>`, so no proposal is in both (no tag of one is the
       // other's).

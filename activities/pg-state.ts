@@ -24,7 +24,15 @@ import {
   type WriteRecord,
 } from './ledger';
 import { safeName } from './paths';
-import type { AuditTrail, FleetGate, PaceBudget, StateStore, UsageBook } from './state-store';
+import {
+  CALIBRATION_KEYS,
+  type AuditTrail,
+  type CalibrationBook,
+  type FleetGate,
+  type PaceBudget,
+  type StateStore,
+  type UsageBook,
+} from './state-store';
 
 /**
  * The PostgreSQL state store: every worker of a fleet reads and writes one sweep state, whichever machine it
@@ -64,6 +72,10 @@ const MIGRATIONS: ((s: string) => string)[] = [
     create table ${s}.usage (
       pace_key text not null, day date not null, tokens bigint not null default 0, requests bigint not null default 0,
       primary key (pace_key, day));`,
+  // v4: what batch answers took of their output reserve, per model and task, for every worker.
+  (s) => `
+    create table ${s}.calibration (
+      cal_key text primary key, ratios jsonb not null, saved_at timestamptz not null default now());`,
 ];
 
 /** The schema version this code writes; a store migrated further by a newer ARGUS is refused. */
@@ -202,6 +214,31 @@ export class PgStateStore implements StateStore {
         `insert into ${this.schema}.pace (pace_key, budget) values ($1, $2)
          on conflict (pace_key) do update set budget = excluded.budget, observed_at = now()`,
         [key, JSON.stringify(budget)],
+      );
+    },
+  };
+
+  readonly calibration: CalibrationBook = {
+    load: async (keys) => {
+      const { rows } = await this.pool.query<{ cal_key: string; ratios: unknown }>(
+        `select cal_key, ratios from ${this.schema}.calibration where cal_key = any($1)`,
+        [[...keys]],
+      );
+      return Object.fromEntries(
+        rows.filter((r) => Array.isArray(r.ratios)).map((r) => [r.cal_key, r.ratios as number[]]),
+      );
+    },
+    save: async (key, ratios) => {
+      await this.pool.query(
+        `insert into ${this.schema}.calibration (cal_key, ratios) values ($1, $2)
+         on conflict (cal_key) do update set ratios = excluded.ratios, saved_at = now()`,
+        [key, JSON.stringify(ratios)],
+      );
+      // Bounded: the least recently saved keys beyond CALIBRATION_KEYS go.
+      await this.pool.query(
+        `delete from ${this.schema}.calibration where cal_key not in
+           (select cal_key from ${this.schema}.calibration order by saved_at desc, cal_key limit $1)`,
+        [CALIBRATION_KEYS],
       );
     },
   };

@@ -44,6 +44,8 @@ export interface StateStore {
   exclusive<T>(key: string, fn: () => Promise<T>): Promise<T>;
   /** Tokens and requests ARGUS spent per provider key and day (UTC), across sweeps: what a plan subtracts. */
   readonly usage: UsageBook;
+  /** What batch answers took of their output reserve, per model and task (activities/model/calibration.ts). */
+  readonly calibration: CalibrationBook;
   /** Model-call limits shared by every worker of the store (PostgreSQL); absent: each worker keeps its own. */
   readonly fleet?: FleetGate;
   close(): Promise<void>;
@@ -67,6 +69,44 @@ export interface FleetGate {
 export interface UsageBook {
   add(key: string, day: string, tokens: number, requests: number): Promise<void>;
   get(key: string, day: string): Promise<{ tokens: number; requests: number }>;
+}
+
+/**
+ * The output calibration shared by every worker of a store: per key (`model|task`) the last answers' ratios of
+ * completion tokens to output reserve. Small and bounded (CALIBRATION_KEYS keys, each a short list).
+ */
+export interface CalibrationBook {
+  /** The ratios stored for those of `keys` the book has. */
+  load(keys: readonly string[]): Promise<Record<string, number[]>>;
+  /** Replace the ratios of `key`. */
+  save(key: string, ratios: readonly number[]): Promise<void>;
+}
+
+/** Keys a CalibrationBook keeps: the least recently saved go first. */
+export const CALIBRATION_KEYS = 256;
+
+/** The calibration in the state folder: one small file, `calibration.json`, `{key: ratios}` in saving order. */
+function fileCalibration(stateDir: string): CalibrationBook {
+  const file = path.join(stateDir, 'calibration.json');
+  const read = async (): Promise<Record<string, number[]>> => {
+    const doc = await readJson<Record<string, number[]>>(file);
+    return doc && typeof doc === 'object' && !Array.isArray(doc) ? doc : {};
+  };
+  return {
+    load: async (keys) => {
+      const doc = await read();
+      return Object.fromEntries(keys.filter((k) => Array.isArray(doc[k])).map((k) => [k, doc[k]!]));
+    },
+    save: (key, ratios) =>
+      localExclusive(`calibration:${file}`, async () => {
+        const doc = await read();
+        delete doc[key];
+        doc[key] = [...ratios];
+        const keys = Object.keys(doc);
+        for (const old of keys.slice(0, Math.max(0, keys.length - CALIBRATION_KEYS))) delete doc[old];
+        await writeFileAtomic(file, JSON.stringify(doc));
+      }),
+  };
 }
 
 /** Today's date (UTC), the day a usage entry belongs to. */
@@ -131,6 +171,7 @@ export function fileStateStore(stateDir: string): StateStore {
     findSweepMetas: (sweepId) => findFileSweepMetas(stateDir, sweepId),
     exclusive: localExclusive,
     usage: fileUsage(stateDir),
+    calibration: fileCalibration(stateDir),
     close: () => Promise.resolve(),
   };
 }

@@ -5,7 +5,8 @@
  * reserve alone is cut at a third of what max_tokens would hold. Once a few answers have come, batches are planned
  * on a high percentile of what answers took of their reserve, with a margin; an answer cut off at max_tokens
  * counts as taking more than all of it (so the scale goes back to 1), and what it lacked is asked alone. Kept in
- * this worker's memory only (bounded: MAX_KEYS keys of RECENT ratios); a fresh worker starts at the full reserve.
+ * this worker's memory (bounded: MAX_KEYS keys of RECENT ratios) and shared through the state store's
+ * CalibrationBook, so a restarted worker, or another of the fleet, starts where the last answers left it.
  */
 export class OutputCalibration {
   static readonly RECENT = 32;
@@ -17,8 +18,27 @@ export class OutputCalibration {
   static readonly MARGIN = 1.25;
   private readonly seen = new Map<string, number[]>();
 
-  private static key(model: string, task: string): string {
+  /** The key of a model and task, in memory and in the state store's CalibrationBook. */
+  static key(model: string, task: string): string {
     return `${model}|${task}`;
+  }
+
+  /** The ratios known of a model and task, oldest first (a copy; empty when none). */
+  ratios(model: string, task: string): number[] {
+    return [...(this.seen.get(OutputCalibration.key(model, task)) ?? [])];
+  }
+
+  /**
+   * Take ratios learnt elsewhere (the state store: an earlier run, another worker) for a model and task this
+   * worker knows fewer answers of; what is not a ratio is ignored, and at most RECENT are kept.
+   */
+  adopt(model: string, task: string, ratios: readonly unknown[]): void {
+    const valid = ratios.filter((r): r is number => typeof r === 'number' && Number.isFinite(r) && r >= 0);
+    const key = OutputCalibration.key(model, task);
+    if (valid.length <= (this.seen.get(key)?.length ?? 0)) return;
+    this.seen.delete(key);
+    this.seen.set(key, valid.slice(-OutputCalibration.RECENT));
+    if (this.seen.size > OutputCalibration.MAX_KEYS) this.seen.delete(this.seen.keys().next().value!);
   }
 
   /** One batch answer: the completion tokens it took of the output tokens reserved for what it was asked. */

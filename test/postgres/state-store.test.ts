@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { SweepStateMissing, type SweepMeta } from '../../activities/ledger';
-import { fileStateStore, type StateStore } from '../../activities/state-store';
+import { CALIBRATION_KEYS, fileStateStore, type StateStore } from '../../activities/state-store';
 import { openPgStateStore, STATE_SCHEMA_VERSION, type PgStateStore } from '../../activities/pg-state';
 import type { AuditEntry } from '../../activities/audit-log';
 import type { Proposal } from '../../domain/proposal';
@@ -194,6 +194,33 @@ describe.each(stores)('%s state store', (_kind, open) => {
       });
     await Promise.all([hold(a, 'a'), hold(b, 'b')]);
     expect(events.join('')).toMatch(/^(a\+a-b\+b-|b\+b-a\+a-)$/);
+  });
+});
+
+describe('the calibration book in the PostgreSQL store', () => {
+  test("one worker's saved ratios are loaded by another; a save replaces; the book keeps CALIBRATION_KEYS keys", async () => {
+    const schema = `cal_${process.pid}`;
+    const a = (await pg(schema)).calibration;
+    const b = (await pg(schema)).calibration;
+    expect(await b.load(['m|describe'])).toEqual({});
+    await a.save('m|describe', [0.3, 0.4]);
+    await a.save('m|describe', [0.3, 0.4, 0.5]);
+    await a.save('m|review', [0.9]);
+    expect(await b.load(['m|describe', 'm|review', 'n|describe'])).toEqual({
+      'm|describe': [0.3, 0.4, 0.5],
+      'm|review': [0.9],
+    });
+    for (let i = 0; i < CALIBRATION_KEYS; i++) await b.save(`k${i}`, [i / 1000]);
+    const kept = await a.load(['m|describe', 'm|review', 'k0', `k${CALIBRATION_KEYS - 1}`]);
+    expect(Object.keys(kept).sort()).toEqual(['k0', `k${CALIBRATION_KEYS - 1}`]);
+    const c = new Client({ connectionString: url });
+    await c.connect();
+    try {
+      const { rows } = await c.query<{ n: number }>(`select count(*)::int as n from ${schema}.calibration`);
+      expect(rows[0]!.n).toBe(CALIBRATION_KEYS);
+    } finally {
+      await c.end();
+    }
   });
 });
 

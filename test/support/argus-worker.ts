@@ -43,14 +43,14 @@ export interface TestWorker {
   stop(): Promise<void>;
 }
 
-/** A real worker on the test server, on its own task queue, with a fresh state folder. */
+/** A real worker on the test server, on its own task queue, with a fresh state folder (or the one given). */
 export async function startTestWorker(
   bundle: WorkflowBundleWithSourceMap,
   taskQueue: string,
   env: NodeJS.ProcessEnv = process.env,
+  stateDir: string = mkdtempSync(path.join(os.tmpdir(), 'argus-state-')),
 ): Promise<TestWorker> {
   installQuietRuntime();
-  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'argus-state-'));
   const connection = await NativeConnection.connect({ address: testAddress() });
   const worker = await createArgusWorker({
     config: { taskQueue, stateDir, namespace: TEST_NAMESPACE },

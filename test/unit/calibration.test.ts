@@ -64,3 +64,34 @@ describe('OutputCalibration', () => {
     expect(c.scale([`m${OutputCalibration.MAX_KEYS + 9}`], 't')).toBeCloseTo(0.5 * OutputCalibration.MARGIN);
   });
 });
+
+describe('sharing the calibration (the state store)', () => {
+  test('ratios read back as learnt; adopted only where this worker knows fewer, and never what is not a ratio', () => {
+    const learnt = new OutputCalibration();
+    for (const used of [30, 40, 50]) learnt.record('m', 'describe', used, 100, false);
+    expect(learnt.ratios('m', 'describe')).toEqual([0.3, 0.4, 0.5]);
+    expect(learnt.ratios('m', 'review')).toEqual([]);
+
+    const fresh = new OutputCalibration();
+    fresh.adopt('m', 'describe', learnt.ratios('m', 'describe'));
+    expect(fresh.known(['m'], 'describe')).toBe(true);
+    expect(fresh.scale(['m'], 'describe')).toBeCloseTo(learnt.scale(['m'], 'describe'));
+
+    // A worker that knows more keeps its own.
+    for (let i = 0; i < 5; i++) fresh.record('m', 'describe', 20, 100, false);
+    fresh.adopt('m', 'describe', [0.9, 0.9, 0.9]);
+    expect(fresh.ratios('m', 'describe')).toHaveLength(8);
+
+    // A stored list spoiled by hand: only finite, non-negative numbers count, at most RECENT of them.
+    const other = new OutputCalibration();
+    other.adopt('m', 't', [0.5, 'x', null, -1, Number.NaN, 0.25]);
+    expect(other.ratios('m', 't')).toEqual([0.5, 0.25]);
+    other.adopt(
+      'm',
+      'u',
+      Array.from({ length: OutputCalibration.RECENT + 10 }, (_, i) => i / 100),
+    );
+    expect(other.ratios('m', 'u')).toHaveLength(OutputCalibration.RECENT);
+    expect(other.ratios('m', 'u')[0]).toBe(0.1);
+  });
+});

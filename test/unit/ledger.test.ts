@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FileLedger, SweepStateMissing } from '../../activities/ledger';
-import { localExclusive } from '../../activities/state-store';
+import { CALIBRATION_KEYS, fileStateStore, localExclusive } from '../../activities/state-store';
 import { createActivities } from '../../activities';
 import { createCatalogs } from '../../catalog';
 import { FailureType } from '../../domain/ids';
@@ -138,5 +138,29 @@ describe('the file store lock', () => {
     } finally {
       process.off('unhandledRejection', onOrphan);
     }
+  });
+});
+
+describe('the file store calibration book', () => {
+  test('ratios saved by one store are loaded by another on the same folder; unknown keys are absent', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'calibration-'));
+    const a = fileStateStore(dir).calibration;
+    expect(await a.load(['m|describe'])).toEqual({});
+    await a.save('m|describe', [0.3, 0.4]);
+    await a.save('m|review', [0.9]);
+    await a.save('m|describe', [0.3, 0.4, 0.5]);
+    const b = fileStateStore(dir).calibration;
+    expect(await b.load(['m|describe', 'm|review', 'n|describe'])).toEqual({
+      'm|describe': [0.3, 0.4, 0.5],
+      'm|review': [0.9],
+    });
+  });
+
+  test('it keeps at most CALIBRATION_KEYS keys, the least recently saved going first; saves in parallel all land', async () => {
+    const book = fileStateStore(mkdtempSync(path.join(os.tmpdir(), 'calibration-'))).calibration;
+    await book.save('first', [0.1]);
+    await Promise.all(Array.from({ length: CALIBRATION_KEYS }, (_, i) => book.save(`k${i}`, [i / 1000])));
+    const all = await book.load(['first', 'k0', `k${CALIBRATION_KEYS - 1}`]);
+    expect(all).toEqual({ k0: [0], [`k${CALIBRATION_KEYS - 1}`]: [(CALIBRATION_KEYS - 1) / 1000] });
   });
 });

@@ -1,7 +1,15 @@
 import * as path from 'node:path';
 import { readFileSync, readdirSync } from 'node:fs';
 import { uniqueId } from '../support/temporal-env';
-import { useArgusWorker, copyCatalog, readCatalog, writeCatalog, DEMO_CATALOG } from '../support/argus-worker';
+import {
+  bundleOnce,
+  useArgusWorker,
+  copyCatalog,
+  readCatalog,
+  startTestWorker,
+  writeCatalog,
+  DEMO_CATALOG,
+} from '../support/argus-worker';
 import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
 import type { SweepReport } from '../../domain/report';
 import type { SweepInput, EndpointConfig } from '../../domain/sweep';
@@ -12,7 +20,8 @@ import { LEAD_BATCHES } from '../../workflows/lead-batches';
 // Model-mode regressions from the seed story, on a real dev server against a real loopback HTTP provider.
 let fp: FakeProvider;
 const KEY_ENV = 'ARGUS_TEST_FAKE_KEY';
-const w = useArgusWorker('tq-model', { ...process.env, [KEY_ENV]: `${SK}test-not-a-real-key-123456` });
+const workerEnv = { ...process.env, [KEY_ENV]: `${SK}test-not-a-real-key-123456` };
+const w = useArgusWorker('tq-model', workerEnv);
 
 beforeAll(async () => {
   fp = await startFakeProvider({ port: 0 });
@@ -295,12 +304,12 @@ describe('batched model calls', () => {
   test('a fresh worker sends a few batches first, then plans the rest on what they took: fewer calls, same result', async () => {
     // A model this worker has never seen: its first plans are provisional, sized for the longest answers.
     const model = uniqueId('lead-model');
-    const run = async (name: string) => {
+    const run = async (name: string, taskQueue = w.tw.taskQueue) => {
       const file = smallCatalog(name, 69);
       const sweepInput = { ...input(file, 'ok', 16), endpoints: [{ ...endpoint('batch-lead', 'ok'), model }] };
       const workflowId = uniqueId('sweep/lead');
       const report = (await w.client.workflow.execute('sweepWorkflow', {
-        taskQueue: w.tw.taskQueue,
+        taskQueue,
         workflowId,
         args: [sweepInput],
       })) as SweepReport;
@@ -342,6 +351,20 @@ describe('batched model calls', () => {
     expect(again.plans.map((p) => p.provisional)).toEqual([false]);
     expect(decisions(again.report)).toEqual(decisions(fresh.report));
     expect(readFileSync(again.file, 'utf8')).toBe(readFileSync(fresh.file, 'utf8'));
+    // A worker started later on the same state folder (a restart, a second worker) starts where the answers left
+    // the calibration: the state store shares it.
+    const later = await startTestWorker(await bundleOnce(), uniqueId('tq-model-later'), workerEnv, w.tw.stateDir);
+    try {
+      const restarted = await run('batch-lead-restarted', later.taskQueue);
+      expect(restarted.plans.map((p) => p.provisional)).toEqual([false]);
+      expect(decisions(restarted.report)).toEqual(decisions(fresh.report));
+      expect(readFileSync(restarted.file, 'utf8')).toBe(readFileSync(fresh.file, 'utf8'));
+    } finally {
+      await later.stop();
+    }
+    expect(JSON.parse(readFileSync(path.join(w.tw.stateDir, 'calibration.json'), 'utf8'))).toHaveProperty(
+      `${model}|pii-classifier`,
+    );
   });
 
   test.each(['batch-drop-last', 'batch-bad-item'])(
