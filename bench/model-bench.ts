@@ -155,6 +155,27 @@ class FakeTally {
   }
 }
 
+/** A catalog in memory, with its context, and its entities by id as the neighbours loadNeighbours would read. */
+function inMemory(text: string) {
+  const cat = CatalogFile.parse(JSON.parse(text));
+  const entities = cat.entities as CatalogEntity[];
+  const ctx: CatalogContext = createCatalogContext(entities.map((e) => e.id));
+  const byId = new Map(entities.map((e) => [e.id, e]));
+  const neighbours: Neighbours = { get: (id) => byId.get(id) };
+  return { cat, entities, ctx, byId, neighbours };
+}
+
+/** One answered call's tokens, added to the totals and to its agent's. */
+function countUsage(u: Usage, agent: string, t: TokenCount): void {
+  u.calls++;
+  u.promptTokens += t.promptTokens;
+  u.completionTokens += t.completionTokens;
+  const a = (u.byAgent[agent] ??= { calls: 0, promptTokens: 0, completionTokens: 0 });
+  a.calls++;
+  a.promptTokens += t.promptTokens;
+  a.completionTokens += t.completionTokens;
+}
+
 /** A counting semaphore, the loop's stand-in for the endpoint's maxInFlight slots in the worker. */
 class Slots {
   private queue: (() => void)[] = [];
@@ -192,12 +213,7 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
  */
 async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.ProcessEnv): Promise<LoopResult> {
   const t0 = performance.now();
-  const cat = CatalogFile.parse(JSON.parse(text));
-  const entities = cat.entities as CatalogEntity[];
-  const ctx: CatalogContext = createCatalogContext(entities.map((e) => e.id));
-  const byId = new Map(entities.map((e) => [e.id, e]));
-  // The whole catalog in memory: what loadNeighbours would read from the file, always at hand.
-  const neighbours: Neighbours = { get: (id) => byId.get(id) };
+  const { cat, entities, ctx, byId, neighbours } = inMemory(text);
   const endpoint = cfg.endpoints[0]!;
   const batched = cfg.modelBatch.entities > 1;
   const limits = {
@@ -232,13 +248,7 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
     },
     onUsage: (t: TokenCount) => {
       used?.(t.completionTokens);
-      r.calls++;
-      r.promptTokens += t.promptTokens;
-      r.completionTokens += t.completionTokens;
-      const a = (r.byAgent[agent] ??= { calls: 0, promptTokens: 0, completionTokens: 0 });
-      a.calls++;
-      a.promptTokens += t.promptTokens;
-      a.completionTokens += t.completionTokens;
+      countUsage(r, agent, t);
     },
   });
 
@@ -418,24 +428,12 @@ async function referenceLoop(
   endpoint: EndpointConfig,
   env: NodeJS.ProcessEnv,
 ): Promise<Usage & { approved: number; written: number }> {
-  const cat = CatalogFile.parse(JSON.parse(text));
-  const entities = cat.entities as CatalogEntity[];
-  const ctx = createCatalogContext(entities.map((e) => e.id));
-  const byId = new Map(entities.map((e) => [e.id, e]));
-  const neighbours: Neighbours = { get: (id) => byId.get(id) };
-  const r = { calls: 0, promptTokens: 0, completionTokens: 0, byAgent: {} as Record<string, TokenTotals> };
+  const { cat, entities, ctx, byId, neighbours } = inMemory(text);
+  const r: Usage = { calls: 0, promptTokens: 0, completionTokens: 0, byAgent: {} };
   const options = (agent: string): CallOptions => ({
     endpoint,
     env,
-    onUsage: (t: TokenCount) => {
-      r.calls++;
-      r.promptTokens += t.promptTokens;
-      r.completionTokens += t.completionTokens;
-      const a = (r.byAgent[agent] ??= { calls: 0, promptTokens: 0, completionTokens: 0 });
-      a.calls++;
-      a.promptTokens += t.promptTokens;
-      a.completionTokens += t.completionTokens;
-    },
+    onUsage: (t: TokenCount) => countUsage(r, agent, t),
   });
   const proposals: Proposal[] = [];
   await pool(entities, cfg.modelConcurrency, async (entity) => {

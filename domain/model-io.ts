@@ -198,20 +198,13 @@ export type WireColumn = z.infer<typeof WireColumn>;
  * tuples; `upstream` the recorded upstream ids and `notInCatalog` those of them the catalog does not hold; an
  * `established` fact about a column names it, one without `column` is about the table; empty lists left out.
  */
-export const WireEvidence = z.object({
-  id: z.string(),
-  kind: z.enum(['table', 'view']),
-  name: z.string(),
-  description: z.string().optional(),
+export const WireEvidence = EntityEvidence.omit({ columns: true, upstream: true, established: true }).extend({
   columns: z.array(WireColumn).optional(),
   upstream: z.array(z.string()).optional(),
   notInCatalog: z.array(z.string()).optional(),
   established: z
     .array(z.object({ column: z.string().optional(), basis: z.enum(['inherited', 'derived']), text: z.string() }))
     .optional(),
-  sql: z.string().optional(),
-  knownEntities: z.array(z.string()).optional(),
-  toDescribe: z.object({ table: z.boolean(), columns: z.array(z.string()) }).optional(),
 });
 export type WireEvidence = z.infer<typeof WireEvidence>;
 
