@@ -19,7 +19,14 @@ import { parseSweepInput, durationMs, effectivePageSize, ReviewDecisions, type S
 import type { EntityFailure, AgentName } from '../domain/proposal';
 import type { DeferredEntities, RetiredEndpoint, SweepReport } from '../domain/report';
 import { FailureType, arbiterWorkflowId } from '../domain/ids';
-import { catalogActivities, reportActivities, CATALOG_OPTIONS, REPORT_OPTIONS } from './activities';
+import {
+  catalogActivities,
+  localCatalogActivities,
+  localSteps,
+  reportActivities,
+  CATALOG_OPTIONS,
+  REPORT_OPTIONS,
+} from './activities';
 import { arbiterWorkflow } from './arbiter';
 import {
   progressQuery,
@@ -30,7 +37,15 @@ import {
   type PendingReview,
   type ReviewUpdateInput,
 } from './messages';
-import { Rotation, modelActivities, modelActivityOptions, pool, restPlanner, type RotationOutcome } from './rotation';
+import {
+  Rotation,
+  modelActivities,
+  modelActivityOptions,
+  planModelBatches,
+  pool,
+  restPlanner,
+  type RotationOutcome,
+} from './rotation';
 import { sendPlannedBatches, type BatchPlan } from './lead-batches';
 
 /** State carried across continue-as-new: counts and ids only, never proposals or schemas. */
@@ -203,7 +218,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     const ledgerKey = `${sweepId}@${info.firstExecutionRunId}`;
     let opened: { catalogName: string; entityCount: number };
     try {
-      opened = await catalogActivities.openCatalog({
+      opened = await (localSteps() ? localCatalogActivities : catalogActivities).openCatalog({
         sweepId,
         ledgerKey,
         catalog: cfg.catalog,
@@ -280,21 +295,18 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     let alone = ids;
     if (cfg.modelBatch.entities > 1 && patched('model-batches-v1')) {
       const planBatches = (skip: string[]) =>
-        models.planModelBatches.executeWithOptions(
-          { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: batch ${agent}${skip.length ? ' (the rest)' : ''}` },
-          [
-            {
-              ledgerKey: state.ledgerKey,
-              pageIndex,
-              agent,
-              maxEntities: cfg.modelBatch.entities,
-              promptTokens: cfg.modelBatch.promptTokens,
-              outputTokens: Math.min(...cfg.endpoints.map((e) => e.maxOutputTokens)),
-              models: cfg.endpoints.map((e) => e.model),
-              ...(skip.length ? { skip } : {}),
-            },
-          ],
-        );
+        planModelBatches(models, `page ${pageIndex}: batch ${agent}${skip.length ? ' (the rest)' : ''}`, [
+          {
+            ledgerKey: state.ledgerKey,
+            pageIndex,
+            agent,
+            maxEntities: cfg.modelBatch.entities,
+            promptTokens: cfg.modelBatch.promptTokens,
+            outputTokens: Math.min(...cfg.endpoints.map((e) => e.maxOutputTokens)),
+            models: cfg.endpoints.map((e) => e.model),
+            ...(skip.length ? { skip } : {}),
+          },
+        ]);
       let plan: BatchPlan<string>;
       try {
         plan = await planBatches([]);
@@ -473,8 +485,9 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     let ids: string[];
     let loaded = 0;
     try {
-      const page = await catalogActivities.loadCatalogPage.executeWithOptions(
-        { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: read ${size} entities` },
+      const local = localSteps();
+      const page = await (local ? localCatalogActivities : catalogActivities).loadCatalogPage.executeWithOptions(
+        { ...(local ? {} : CATALOG_OPTIONS), summary: `page ${pageIndex}: read ${size} entities` },
         [
           {
             ledgerKey: state.ledgerKey,
