@@ -1,6 +1,8 @@
-// Records one history per workflow type from a small real sweep, for the replay test.
-// Usage: TEMPORAL_ADDRESS=127.0.0.1:7233 node scripts/run-ts.js scripts/record-histories.ts
-import { mkdtempSync, writeFileSync, copyFileSync, mkdirSync } from 'node:fs';
+// Records histories of small real sweeps (plain, a model review whose quota runs out, model agents in batches) for
+// the replay test, named `<workflow>-<kind><tag>.binpb`; the manifest gains their workflow ids, and histories
+// recorded before stay (each covers the code paths of its day: patched() keeps them replayable).
+// Usage: TEMPORAL_ADDRESS=127.0.0.1:7233 node scripts/run-ts.js scripts/record-histories.ts [tag, e.g. -2026-12-01]
+import { mkdtempSync, readFileSync, writeFileSync, copyFileSync, mkdirSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -27,49 +29,51 @@ async function main(): Promise<void> {
   const connection = await Connection.connect({ address });
   const client = new Client({ connection });
   const id = `sweep/record/${Date.now()}`;
+  const tag = process.argv[2] ?? '';
+  if (!/^[-\w.]*$/.test(tag)) throw new Error(`tag: letters, digits, dots and dashes, not "${tag}"`);
+  const out = path.join(__dirname, '..', 'test', 'fixtures', 'histories');
+  const manifestFile = path.join(out, 'manifest.json');
+  const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as Record<string, string>;
+  // Binary protobuf: read back with the same @temporalio/proto types the worker uses.
+  const save = async (name: string, wid: string, runId?: string) => {
+    const hist = await client.workflow.getHandle(wid, runId).fetchHistory();
+    writeFileSync(path.join(out, `${name}${tag}.binpb`), temporal.api.history.v1.History.encode(hist).finish());
+    // Replay needs the original workflow ids (child ids are derived from them).
+    manifest[`${name}${tag}.binpb`] = wid;
+  };
+  const record = async (kind: string, input: Record<string, unknown>) => {
+    const wid = `sweep/record${kind}/${Date.now()}`;
+    const h = await client.workflow.start('sweepWorkflow', { taskQueue, workflowId: wid, args: [input] });
+    await h.result();
+    await save(`sweep-workflow${kind}`, wid, h.firstExecutionRunId);
+    await save(`arbiter-workflow${kind}`, arbiterWorkflowId(wid, 0));
+  };
+  const endpoint = (scenario: string) => ({
+    id: 'fake',
+    baseUrl: fp.baseUrl(scenario),
+    model: 'fake',
+    apiKeyEnv: 'FAKE_KEY',
+  });
   await worker.runUntil(async () => {
     // Two pages per run and one page per execution: the recorded history covers children and continue-as-new.
-    const h = await client.workflow.start('sweepWorkflow', {
-      taskQueue,
-      workflowId: id,
-      args: [{ catalog: { kind: 'file', path: file }, pageSize: 20, pagesPerRun: 2 }],
+    await record('', { catalog: { kind: 'file', path: file }, pageSize: 20, pagesPerRun: 2 });
+    // A model review whose quota runs out mid-run: covers rotation, the breaker and not_reviewed outcomes.
+    await record('-model', {
+      catalog: { kind: 'file', path: file },
+      pageSize: 20,
+      review: 'model',
+      agentBackend: 'rules',
+      endpoints: [endpoint('daily-quota-3')],
     });
-    await h.result();
-    const out = path.join(__dirname, '..', 'test', 'fixtures', 'histories');
-    // Binary protobuf: read back with the same @temporalio/proto types the worker uses.
-    const save = async (file: string, wid: string, runId?: string) => {
-      const hist = await client.workflow.getHandle(wid, runId).fetchHistory();
-      writeFileSync(path.join(out, file), temporal.api.history.v1.History.encode(hist).finish());
-    };
-    await save('sweep-workflow.binpb', id, h.firstExecutionRunId);
-    await save('arbiter-workflow.binpb', arbiterWorkflowId(id, 0));
-    // A model sweep whose quota runs out mid-run: covers rotation, the breaker and not_reviewed outcomes.
-    const mid = `sweep/record-model/${Date.now()}`;
-    const hm = await client.workflow.start('sweepWorkflow', {
-      taskQueue,
-      workflowId: mid,
-      args: [
-        {
-          catalog: { kind: 'file', path: file },
-          pageSize: 20,
-          review: 'model',
-          agentBackend: 'rules',
-          endpoints: [{ id: 'fake', baseUrl: fp.baseUrl('daily-quota-3'), model: 'fake', apiKeyEnv: 'FAKE_KEY' }],
-        },
-      ],
+    // Model agents and review in batches, on a worker that has not seen the model: lead batches, then the rest.
+    await record('-batched', {
+      catalog: { kind: 'file', path: file },
+      review: 'model',
+      agentBackend: 'model',
+      endpoints: [endpoint('ok')],
     });
-    await hm.result();
-    await save('sweep-workflow-model.binpb', mid, hm.firstExecutionRunId);
-    await save('arbiter-workflow-model.binpb', arbiterWorkflowId(mid, 0));
-    // Replay needs the original workflow ids (child ids are derived from them).
-    const manifest = {
-      'sweep-workflow.binpb': id,
-      'arbiter-workflow.binpb': arbiterWorkflowId(id, 0),
-      'sweep-workflow-model.binpb': mid,
-      'arbiter-workflow-model.binpb': arbiterWorkflowId(mid, 0),
-    };
-    writeFileSync(path.join(out, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
-    console.log(`recorded ${id} into ${out}`);
+    writeFileSync(manifestFile, JSON.stringify(manifest, null, 2) + '\n');
+    console.log(`recorded ${Object.keys(manifest).length} histories into ${out}`);
   });
   await connection.close();
   await nc.close();

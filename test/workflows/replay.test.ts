@@ -8,19 +8,32 @@ const dir = path.resolve(__dirname, '../fixtures/histories');
 const files = readdirSync(dir).filter((f) => f.endsWith('.binpb'));
 const manifest = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as Record<string, string>;
 
-// A non-deterministic change to sweepWorkflow or arbiterWorkflow makes these replays fail.
-test('there is a recorded history for each workflow type', () => {
-  expect(files.sort()).toEqual([
-    'arbiter-workflow-model.binpb',
-    'arbiter-workflow.binpb',
-    'sweep-workflow-model.binpb',
-    'sweep-workflow.binpb',
-  ]);
+// A non-deterministic change to sweepWorkflow or arbiterWorkflow makes these replays fail. Histories recorded on
+// earlier days stay (scripts/record-histories.ts adds a tagged set): each covers the code paths of its day.
+const decoded = (f: string) => temporal.api.history.v1.History.decode(readFileSync(path.join(dir, f)));
+
+test('there are recorded histories of each workflow type, each with its workflow id', () => {
+  expect(files.sort()).toEqual(Object.keys(manifest).sort());
+  for (const kind of ['sweep-workflow', 'arbiter-workflow', 'sweep-workflow-model', 'arbiter-workflow-model'])
+    expect(files.filter((f) => f === `${kind}.binpb` || f.startsWith(`${kind}-20`)).length).toBeGreaterThan(1);
+});
+
+test('the latest paths are covered: batched model agents, lead batches and local catalog steps', () => {
+  const markers = files.flatMap((f) =>
+    (decoded(f).events ?? []).flatMap((e) => {
+      const m = e.markerRecordedEventAttributes;
+      if (!m) return [];
+      const id = m.details?.['patch-data']?.payloads?.[0]?.data;
+      return [id ? JSON.parse(Buffer.from(id).toString('utf8')).id : m.markerName];
+    }),
+  );
+  for (const patch of ['model-batches-v1', 'model-batches-lead-v1', 'local-catalog-steps-v1', 'core_local_activity'])
+    expect(markers).toContain(patch);
 });
 
 test.each(files)('replays %s with the current workflow code', async (f) => {
   installQuietRuntime();
-  const history = temporal.api.history.v1.History.decode(readFileSync(path.join(dir, f)));
+  const history = decoded(f);
   await expect(
     Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, history, manifest[f]),
   ).resolves.toBeUndefined();
