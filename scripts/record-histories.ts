@@ -28,7 +28,6 @@ async function main(): Promise<void> {
   });
   const connection = await Connection.connect({ address });
   const client = new Client({ connection });
-  const id = `sweep/record/${Date.now()}`;
   const tag = process.argv[2] ?? '';
   if (!/^[-\w.]*$/.test(tag)) throw new Error(`tag: letters, digits, dots and dashes, not "${tag}"`);
   const out = path.join(__dirname, '..', 'test', 'fixtures', 'histories');
