@@ -1,5 +1,5 @@
 // npm run bench:model [-- --json] [--latency-ms 300] [--concurrency 8] [--sizes demo,1000] [--modes batched,unbatched]
-//                       [--max-output-tokens 900] [--page-concurrency N]
+//                       [--max-output-tokens 900] [--page-concurrency N] [--cold]
 // Model sweeps (all three agents model-backed, model review) of the demo catalog and a generated one on a
 // throwaway dev server, the worker in its own process (compiled code), against the fake provider answering
 // after --latency-ms: batched (the default modelBatch) and unbatched ({entities: 1}). Beside each, a plain
@@ -108,6 +108,8 @@ interface ModeResult {
   };
   /** The sweep approved and wrote what the loop did, with the same number of calls. */
   sameAsLoop: boolean;
+  /** What the fresh worker's first sweep (the demo catalog, the warm-up) took; absent with --cold. */
+  coldStart?: { catalog: 'demo'; wallMs: number };
 }
 
 /** Requests the fake provider receives on one endpoint between resets of its counters. */
@@ -530,6 +532,8 @@ async function main(): Promise<void> {
   // Pages in flight (the sweep's `concurrency`, and the loop's); absent: the sweep's default.
   const pIdx = process.argv.indexOf('--page-concurrency');
   const pages = pIdx >= 0 ? numberArg('--page-concurrency', 4, 1, 64) : undefined;
+  // Each worker sweeps the demo once before it is measured, and the loop runs it once (--cold: neither).
+  const warmUp = !process.argv.includes('--cold');
   const sIdx = process.argv.indexOf('--sizes');
   const sizes = (sIdx >= 0 && process.argv[sIdx + 1] ? process.argv[sIdx + 1]! : 'demo,1000').split(',');
   const texts = new Map(sizes.map((s) => [s, catalogText(s)]));
@@ -556,6 +560,16 @@ async function main(): Promise<void> {
     timeoutMs: 60_000,
     maxInFlight: concurrency,
   };
+  // Warm-up runs use another model name: calibration is per model, so the measured runs start without any.
+  const warmupEndpoint: EndpointConfig = { ...endpoint, model: 'warmup-model' };
+  const warmupDir = mkdtempSync(path.join(os.tmpdir(), 'argus-bench-warmup-'));
+  let warmups = 0;
+  const warmupCatalog = () => {
+    const file = path.join(warmupDir, `demo-${++warmups}.json`);
+    writeFileSync(file, texts.get('demo') ?? catalogText('demo'));
+    return file;
+  };
+  let loopWarm = false;
   const server = await startDevServer();
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
@@ -593,6 +607,21 @@ async function main(): Promise<void> {
         // A task queue per worker process: no task can go to a poll a previous (stopped) worker left.
         const taskQueue = `bench-model-${Date.now()}-${size}-${mode}`;
         const worker = await startWorker(server.address, taskQueue, path.join(dir, 'state'));
+        // A warm worker, as a long-lived one is: a sweep of the demo catalog first, on another model name, so the
+        // measured sweep's calibration (per model and task, in memory and in the state store) starts cold.
+        let coldWallMs: number | undefined;
+        if (warmUp) {
+          const t = performance.now();
+          await client.workflow.execute('sweepWorkflow', {
+            taskQueue,
+            workflowId: `sweep/bench-warmup-${size}-${mode}/${Date.now()}`,
+            args: [
+              { ...input, catalog: { kind: 'file' as const, path: warmupCatalog() }, endpoints: [warmupEndpoint] },
+            ],
+          });
+          coldWallMs = Math.round(performance.now() - t);
+          say(`bench:model: a fresh worker's first sweep (demo, warm-up) took ${coldWallMs} ms`);
+        }
         say(`bench:model: sweeping ${size} (${mode})…`);
         const tally = new FakeTally(fp, endpointKey);
         tally.start();
@@ -630,6 +659,16 @@ async function main(): Promise<void> {
               `the fake provider ${seen.calls} requests, ${seen.promptTokens}+${seen.completionTokens} tokens`,
           );
 
+        if (warmUp && !loopWarm) {
+          await inProcessLoop(
+            texts.get('demo') ?? catalogText('demo'),
+            { ...cfg, endpoints: [warmupEndpoint] },
+            {
+              [KEY_ENV]: KEY_VALUE,
+            },
+          );
+          loopWarm = true;
+        }
         say(`bench:model: in-process loop ${size} (${mode})…`);
         const loopTally = new FakeTally(fp, endpointKey);
         loopTally.start();
@@ -687,6 +726,7 @@ async function main(): Promise<void> {
             pacedCalls: loop.pacedCalls,
             pacedMs: Math.round(loop.pacedMs),
           },
+          ...(coldWallMs !== undefined ? { coldStart: { catalog: 'demo' as const, wallMs: coldWallMs } } : {}),
           sameAsLoop:
             sweep.approved === loop.approved &&
             sweep.written === loop.written &&
@@ -783,6 +823,7 @@ async function main(): Promise<void> {
     await server.stop();
     await fp.close();
     await counting.close();
+    rmSync(warmupDir, { recursive: true, force: true });
   }
   const out = {
     machine: {
@@ -795,6 +836,9 @@ async function main(): Promise<void> {
       latencyMs,
       concurrency,
       pageConcurrency,
+      warmUp: warmUp
+        ? "each worker sweeps the demo catalog once before it is measured (model 'warmup-model', so the measured sweep's calibration starts cold); the loop runs it once"
+        : 'none (--cold): every worker is measured on its first sweep',
       pageSize: 'auto (a tenth of the catalog, 100..1000)',
       scenario: SCENARIO,
       reviewer: REVIEWER,
