@@ -18,9 +18,6 @@ export const HEARTBEAT_EVERY_MS = 1000;
 export const heartbeatInterceptor: ActivityInterceptorsFactory = (ctx: Context) => ({
   inbound: {
     async execute(input, next) {
-      // A local activity (workflows/activities.ts, localSteps) has no heartbeat timeout: its workflow task is kept
-      // alive by the worker running it, and core has no use for its beats.
-      if (ctx.info.isLocal) return next(input);
       const beat = setInterval(() => {
         try {
           ctx.heartbeat();

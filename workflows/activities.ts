@@ -1,10 +1,4 @@
-import {
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
-  type ActivityOptions,
-  type LocalActivityOptions,
-} from '@temporalio/workflow';
+import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { SweepActivities } from '../activities/sweep-activities';
 import { FailureType } from '../domain/ids';
 
@@ -50,22 +44,5 @@ export const REPORT_OPTIONS: ActivityOptions = {
   },
 };
 export const reportActivities = proxyActivities<SweepActivities>(REPORT_OPTIONS);
-
-/**
- * Short catalog steps (open the catalog, read a page, plan a page's batches, the mechanical gate) as local
- * activities: run by the worker that runs the workflow task, their results recorded as markers, so a step costs no
- * round trip through the server (schedule, poll, complete, a new workflow task). The same retry policy; no
- * heartbeat timeout (a local activity belongs to its workflow task, which the worker keeps alive while it runs).
- */
-export const LOCAL_CATALOG_OPTIONS: LocalActivityOptions = {
-  startToCloseTimeout: '5 minutes',
-  retry: CATALOG_OPTIONS.retry,
-};
-export const localCatalogActivities = proxyLocalActivities<SweepActivities>(LOCAL_CATALOG_OPTIONS);
-
-/** Whether this run takes its short catalog steps as local activities: not a run that started before (replay). */
-export function localSteps(): boolean {
-  return patched('local-catalog-steps-v1');
-}
 
 export { NON_RETRYABLE };

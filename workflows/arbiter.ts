@@ -3,16 +3,8 @@ import type { ReviewMode, EndpointConfig } from '../domain/sweep';
 import type { Outcome } from '../domain/proposal';
 import type { RetiredEndpoint } from '../domain/report';
 import { FailureType } from '../domain/ids';
-import { catalogActivities, localCatalogActivities, localSteps, CATALOG_OPTIONS } from './activities';
-import {
-  Rotation,
-  modelActivities,
-  modelActivityOptions,
-  planModelBatches,
-  pool,
-  restPlanner,
-  type RotationOutcome,
-} from './rotation';
+import { catalogActivities, CATALOG_OPTIONS } from './activities';
+import { Rotation, modelActivities, modelActivityOptions, pool, restPlanner, type RotationOutcome } from './rotation';
 import { sendPlannedBatches } from './lead-batches';
 
 export interface ArbiterInput {
@@ -58,10 +50,8 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
     });
   }
   setCurrentDetails(`Reviewing page ${input.pageIndex} (${input.mode} review): mechanical gate`);
-  const gate = await (
-    localSteps() ? localCatalogActivities : catalogActivities
-  ).reviewPageMechanically.executeWithOptions(
-    { ...(localSteps() ? {} : CATALOG_OPTIONS), summary: `page ${input.pageIndex}: mechanical gate` },
+  const gate = await catalogActivities.reviewPageMechanically.executeWithOptions(
+    { ...CATALOG_OPTIONS, summary: `page ${input.pageIndex}: mechanical gate` },
     [{ ledgerKey: input.ledgerKey, pageIndex: input.pageIndex, mode: input.mode }],
   );
   const rotation = new Rotation(input.endpoints, [...input.retired]);
@@ -95,19 +85,25 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
     const batching = (input.modelBatch?.entities ?? 1) > 1 && patched('model-batches-v1');
     if (batching) {
       const planBatches = (skip: string[]) =>
-        planModelBatches(models, `page ${input.pageIndex}: batch the model review${skip.length ? ' (the rest)' : ''}`, [
+        models.planModelBatches.executeWithOptions(
           {
-            ledgerKey: input.ledgerKey,
-            pageIndex: input.pageIndex,
-            agent: 'review',
-            passed: gate.passed,
-            maxEntities: input.modelBatch!.entities,
-            promptTokens: input.modelBatch!.promptTokens,
-            outputTokens: Math.min(...input.endpoints.map((e) => e.maxOutputTokens)),
-            models: input.endpoints.map((e) => e.model),
-            ...(skip.length ? { skip } : {}),
+            ...CATALOG_OPTIONS,
+            summary: `page ${input.pageIndex}: batch the model review${skip.length ? ' (the rest)' : ''}`,
           },
-        ]);
+          [
+            {
+              ledgerKey: input.ledgerKey,
+              pageIndex: input.pageIndex,
+              agent: 'review',
+              passed: gate.passed,
+              maxEntities: input.modelBatch!.entities,
+              promptTokens: input.modelBatch!.promptTokens,
+              outputTokens: Math.min(...input.endpoints.map((e) => e.maxOutputTokens)),
+              models: input.endpoints.map((e) => e.model),
+              ...(skip.length ? { skip } : {}),
+            },
+          ],
+        );
       const plan = await planBatches([]);
       const lacking: string[] = [];
       const replan = restPlanner(planBatches);

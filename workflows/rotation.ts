@@ -4,14 +4,13 @@ import {
   isCancellation,
   patched,
   proxyActivities,
-  proxyLocalActivities,
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { ModelActivities } from '../activities/model-activities';
 import type { EndpointConfig, SweepConfig } from '../domain/sweep';
 import type { RetiredEndpoint } from '../domain/report';
 import { FailureType } from '../domain/ids';
-import { CATALOG_OPTIONS, LOCAL_CATALOG_OPTIONS, NON_RETRYABLE, localSteps } from './activities';
+import { NON_RETRYABLE } from './activities';
 
 /**
  * Model activities: one model call each. The retry policy is the whole retry loop: bursts wait the
@@ -39,22 +38,6 @@ export function modelActivityOptions(
 
 export function modelActivities(cfg: Pick<SweepConfig, 'throttleAttemptsBeforeRotation' | 'endpoints'>) {
   return proxyActivities<ModelActivities>(modelActivityOptions(cfg));
-}
-
-const localModelActivities = proxyLocalActivities<ModelActivities>(LOCAL_CATALOG_OPTIONS);
-
-/**
- * A page's batch plan (planModelBatches makes no model call): a local activity where localSteps() holds
- * (workflows/activities.ts), else an activity with the catalog steps' options.
- */
-export function planModelBatches(
-  models: ReturnType<typeof modelActivities>,
-  summary: string,
-  args: Parameters<ModelActivities['planModelBatches']>,
-): ReturnType<ModelActivities['planModelBatches']> {
-  return localSteps()
-    ? localModelActivities.planModelBatches.executeWithOptions({ summary }, args)
-    : models.planModelBatches.executeWithOptions({ ...CATALOG_OPTIONS, summary }, args);
 }
 
 export type RotationOutcome<T> =

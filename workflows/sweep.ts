@@ -19,14 +19,7 @@ import { parseSweepInput, durationMs, effectivePageSize, ReviewDecisions, type S
 import type { EntityFailure, AgentName } from '../domain/proposal';
 import type { DeferredEntities, RetiredEndpoint, SweepReport } from '../domain/report';
 import { FailureType, arbiterWorkflowId } from '../domain/ids';
-import {
-  catalogActivities,
-  localCatalogActivities,
-  localSteps,
-  reportActivities,
-  CATALOG_OPTIONS,
-  REPORT_OPTIONS,
-} from './activities';
+import { catalogActivities, reportActivities, CATALOG_OPTIONS, REPORT_OPTIONS } from './activities';
 import { arbiterWorkflow } from './arbiter';
 import {
   progressQuery,
@@ -37,15 +30,7 @@ import {
   type PendingReview,
   type ReviewUpdateInput,
 } from './messages';
-import {
-  Rotation,
-  modelActivities,
-  modelActivityOptions,
-  planModelBatches,
-  pool,
-  restPlanner,
-  type RotationOutcome,
-} from './rotation';
+import { Rotation, modelActivities, modelActivityOptions, pool, restPlanner, type RotationOutcome } from './rotation';
 import { sendPlannedBatches, type BatchPlan } from './lead-batches';
 
 /** State carried across continue-as-new: counts and ids only, never proposals or schemas. */
@@ -218,7 +203,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     const ledgerKey = `${sweepId}@${info.firstExecutionRunId}`;
     let opened: { catalogName: string; entityCount: number };
     try {
-      opened = await (localSteps() ? localCatalogActivities : catalogActivities).openCatalog({
+      opened = await catalogActivities.openCatalog({
         sweepId,
         ledgerKey,
         catalog: cfg.catalog,
@@ -295,18 +280,21 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     let alone = ids;
     if (cfg.modelBatch.entities > 1 && patched('model-batches-v1')) {
       const planBatches = (skip: string[]) =>
-        planModelBatches(models, `page ${pageIndex}: batch ${agent}${skip.length ? ' (the rest)' : ''}`, [
-          {
-            ledgerKey: state.ledgerKey,
-            pageIndex,
-            agent,
-            maxEntities: cfg.modelBatch.entities,
-            promptTokens: cfg.modelBatch.promptTokens,
-            outputTokens: Math.min(...cfg.endpoints.map((e) => e.maxOutputTokens)),
-            models: cfg.endpoints.map((e) => e.model),
-            ...(skip.length ? { skip } : {}),
-          },
-        ]);
+        models.planModelBatches.executeWithOptions(
+          { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: batch ${agent}${skip.length ? ' (the rest)' : ''}` },
+          [
+            {
+              ledgerKey: state.ledgerKey,
+              pageIndex,
+              agent,
+              maxEntities: cfg.modelBatch.entities,
+              promptTokens: cfg.modelBatch.promptTokens,
+              outputTokens: Math.min(...cfg.endpoints.map((e) => e.maxOutputTokens)),
+              models: cfg.endpoints.map((e) => e.model),
+              ...(skip.length ? { skip } : {}),
+            },
+          ],
+        );
       let plan: BatchPlan<string>;
       try {
         plan = await planBatches([]);
@@ -485,9 +473,8 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     let ids: string[];
     let loaded = 0;
     try {
-      const local = localSteps();
-      const page = await (local ? localCatalogActivities : catalogActivities).loadCatalogPage.executeWithOptions(
-        { ...(local ? {} : CATALOG_OPTIONS), summary: `page ${pageIndex}: read ${size} entities` },
+      const page = await catalogActivities.loadCatalogPage.executeWithOptions(
+        { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: read ${size} entities` },
         [
           {
             ledgerKey: state.ledgerKey,

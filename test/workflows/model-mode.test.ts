@@ -318,25 +318,7 @@ describe('batched model calls', () => {
         p?.data ? (JSON.parse(Buffer.from(p.data).toString('utf8')) as Record<string, unknown>) : {};
       const asked = new Map<string, { agent: string; skip: number }>();
       const plans: { agent: string; skip: number; batches: string[][]; provisional: boolean }[] = [];
-      // The entities of the first pii-classifier plan's lead batches: what its rest plan skips.
-      const lead = new Set<string>();
       for (const e of history.events ?? []) {
-        // A sweep that takes its short steps as local activities (patch local-catalog-steps-v1) records each
-        // plan as a marker: its summary names the agent and whether it plans the rest; its result the batches.
-        const m = e.markerRecordedEventAttributes;
-        const la = m?.markerName === 'core_local_activity' ? decode(m.details?.data?.payloads?.[0]) : undefined;
-        if (la?.activity_type === 'planModelBatches') {
-          const s = e.userMetadata?.summary?.data;
-          const summary = s ? String(JSON.parse(Buffer.from(s).toString('utf8'))) : '';
-          const agent = /batch (\S+)/.exec(summary)?.[1] ?? '';
-          const plan = decode(m!.details?.result?.payloads?.[0]) as { batches: string[][]; provisional: boolean };
-          const theRest = summary.includes('(the rest)');
-          if (agent === 'pii-classifier') {
-            if (theRest) expect(plan.batches.flat().filter((id) => lead.has(id))).toEqual([]);
-            else for (const id of plan.batches.slice(0, LEAD_BATCHES).flat()) lead.add(id);
-          }
-          plans.push({ agent, skip: theRest ? lead.size : 0, ...plan });
-        }
         const a = e.activityTaskScheduledEventAttributes;
         if (a?.activityType?.name === 'planModelBatches') {
           const i = decode(a.input?.payloads?.[0]) as { agent: string; skip?: string[] };
