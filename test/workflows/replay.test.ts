@@ -18,7 +18,7 @@ test('there are recorded histories of each workflow type, each with its workflow
     expect(files.filter((f) => f === `${kind}.binpb` || f.startsWith(`${kind}-20`)).length).toBeGreaterThan(1);
 });
 
-test('the latest paths are covered: batched model agents, lead batches and local catalog steps', () => {
+test('the latest paths are covered: batched model agents and lead batches', () => {
   const markers = files.flatMap((f) =>
     (decoded(f).events ?? []).flatMap((e) => {
       const m = e.markerRecordedEventAttributes;
@@ -27,8 +27,7 @@ test('the latest paths are covered: batched model agents, lead batches and local
       return [id ? JSON.parse(Buffer.from(id).toString('utf8')).id : m.markerName];
     }),
   );
-  for (const patch of ['model-batches-v1', 'model-batches-lead-v1', 'local-catalog-steps-v1', 'core_local_activity'])
-    expect(markers).toContain(patch);
+  for (const patch of ['model-batches-v1', 'model-batches-lead-v1']) expect(markers).toContain(patch);
 });
 
 test.each(files)('replays %s with the current workflow code', async (f) => {
