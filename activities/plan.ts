@@ -1,6 +1,7 @@
 import type { CatalogAdapter } from '../catalog/adapter';
 import type { CatalogEntity } from '../domain/catalog';
 import type { AgentName, Proposal } from '../domain/proposal';
+import type { BatchProposalForReview, EntityEvidence } from '../domain/model-io';
 import type { EndpointConfig, SweepConfig } from '../domain/sweep';
 import { effectivePageSize } from '../domain/sweep';
 import { proposalId } from '../domain/digest';
@@ -77,16 +78,16 @@ const tokensOf = (n: EntityNeed) => n.prompt + n.output;
 /** Tokens a batch of entities costs one task: the real messages it would send, plus the answers' reserve. */
 function batchTokens(
   task: 'describe' | 'classify_pii' | 'check_lineage' | 'review',
-  evidence: unknown[],
-  proposals: unknown[],
+  evidence: EntityEvidence[],
+  proposals: BatchProposalForReview[],
   output: number,
   batched: boolean,
 ): { prompt: number; output: number } {
   const system = batched ? BATCH_SYSTEM_PROMPTS[task] : SYSTEM_PROMPTS[task];
   const user = userMessage(
-    (task === 'review'
+    task === 'review'
       ? { argusTask: 'review', entities: evidence, proposals }
-      : { argusTask: task, entities: evidence }) as Parameters<typeof userMessage>[0],
+      : { argusTask: task, entities: evidence },
   );
   return { prompt: planTokens(system) + planTokens(user), output };
 }
