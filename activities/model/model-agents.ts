@@ -309,16 +309,18 @@ export function estimateEntityTokens(
       neighbours,
       proposals.map((p) => p.change),
     );
-    const prompt = estimateTokens(JSON.stringify(toWire(evidence)));
     return {
-      prompt: prompt + estimateTokens(JSON.stringify(sentProposals)),
+      prompt: wireTokens(evidence) + estimateTokens(JSON.stringify(sentProposals)),
       output: reviewOutputReserve(proposals.length),
     };
   }
   if (!needsModelCall(agent, entity, ctx, neighbours)) return { prompt: 0, output: 0 };
   const evidence = agentEvidence(AGENT_TASK[agent], entity, ctx, neighbours);
-  return { prompt: estimateTokens(JSON.stringify(toWire(evidence))), output: outputReserve(agent, entity, evidence) };
+  return { prompt: wireTokens(evidence), output: outputReserve(agent, entity, evidence) };
 }
+
+/** The tokens an entity's evidence takes in the user message (its wire form, as userMessage writes it). */
+const wireTokens = (evidence: EntityEvidence): number => estimateTokens(JSON.stringify(toWire(evidence)));
 
 /** The output reserve of an entity's part of a batched agent answer, from the evidence sent (estimateEntityTokens). */
 function outputReserve(agent: AgentName, entity: CatalogEntity, evidence: EntityEvidence): number {
