@@ -562,11 +562,12 @@ async function main(): Promise<void> {
   };
   // Warm-up runs use another model name: calibration is per model, so the measured runs start without any.
   const warmupEndpoint: EndpointConfig = { ...endpoint, model: 'warmup-model' };
+  const demoText = texts.get('demo') ?? catalogText('demo');
   const warmupDir = mkdtempSync(path.join(os.tmpdir(), 'argus-bench-warmup-'));
   let warmups = 0;
   const warmupCatalog = () => {
     const file = path.join(warmupDir, `demo-${++warmups}.json`);
-    writeFileSync(file, texts.get('demo') ?? catalogText('demo'));
+    writeFileSync(file, demoText);
     return file;
   };
   let loopWarm = false;
@@ -661,7 +662,7 @@ async function main(): Promise<void> {
 
         if (warmUp && !loopWarm) {
           await inProcessLoop(
-            texts.get('demo') ?? catalogText('demo'),
+            demoText,
             { ...cfg, endpoints: [warmupEndpoint] },
             {
               [KEY_ENV]: KEY_VALUE,
