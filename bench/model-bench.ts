@@ -1,4 +1,4 @@
-// npm run bench:model [-- --json] [--latency-ms 300] [--concurrency 8] [--sizes demo,1000] [--modes batched,unbatched]
+// npm run bench:model [-- --json] [--latency-ms 300] [--concurrency 8] [--sizes demo,1000,<catalog.json>] [--modes batched,unbatched]
 //                       [--max-output-tokens 900] [--page-concurrency N] [--cold]
 // Model sweeps (all three agents model-backed, model review) of the demo catalog and a generated one on a
 // throwaway dev server, the worker in its own process (compiled code), against the fake provider answering
@@ -10,6 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { generateCatalog } from '../catalog/generate';
+import { convertPublicSchema } from '../catalog/public-schema';
 import { applyChange } from '../catalog/file-repairs';
 import { CatalogFile, type CatalogEntity } from '../domain/catalog';
 import { proposalId } from '../domain/digest';
@@ -498,13 +499,34 @@ async function startWorker(address: string, taskQueue: string, stateDir: string)
   return worker;
 }
 
+/**
+ * A catalog of `--sizes` as its file text: `demo`, a number of generated entities, or a catalog file (ARGUS's
+ * JSON catalog, or a labelled public schema as in shared/testdata/public-schemas, converted).
+ */
 function catalogText(size: string): string {
   if (size === 'demo') return readFileSync(path.join(ROOT, 'catalog', 'demo', 'shop-warehouse.json'), 'utf8');
+  if (isCatalogPath(size)) {
+    const json: unknown = JSON.parse(readFileSync(size, 'utf8'));
+    const asCatalog = CatalogFile.safeParse(json);
+    if (asCatalog.success) return JSON.stringify(json);
+    if (json && typeof json === 'object' && 'tables' in json)
+      return JSON.stringify(convertPublicSchema(json, size).catalog);
+    const issue = asCatalog.error.issues[0];
+    throw new Error(
+      `--sizes: ${size} is not an ARGUS catalog file (${issue?.path.join('.') || 'root'}: ${issue?.message})`,
+    );
+  }
   const n = Number(size);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--sizes: demo or a number of entities, not "${size}"`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`--sizes: demo, a number of entities or a catalog file (*.json), not "${size}"`);
   // Kept as generated: 90 % of the descriptions are marked as written by ARGUS.
   return JSON.stringify(generateCatalog({ entities: n, seed: 42, name: `bench-${size}` }));
 }
+
+const isCatalogPath = (size: string): boolean => size.endsWith('.json') || size.includes('/');
+
+/** How a catalog of `--sizes` is named in ids, folders and the JSON: a file by its base name. */
+const catalogLabel = (size: string): string => (isCatalogPath(size) ? path.basename(size, '.json') : size);
 
 function numberArg(flag: string, dflt: number, min: number, max: number): number {
   const i = process.argv.indexOf(flag);
@@ -582,11 +604,12 @@ async function main(): Promise<void> {
   try {
     for (const size of sizes) {
       const text = texts.get(size)!;
+      const label = catalogLabel(size);
       const results: Partial<Record<Mode, ModeResult>> = {};
       // The reference reads the agents, concurrency and overwrite rule of the sweeps' input (not its batching).
       let sizeCfg: SweepConfig | undefined;
       for (const mode of modes) {
-        const dir = mkdtempSync(path.join(os.tmpdir(), `argus-bench-model-${size}-`));
+        const dir = mkdtempSync(path.join(os.tmpdir(), `argus-bench-model-${label}-`));
         const file = path.join(dir, 'catalog.json');
         writeFileSync(file, text);
         const input = {
@@ -606,7 +629,7 @@ async function main(): Promise<void> {
         pageConcurrency = cfg.concurrency;
 
         // A task queue per worker process: no task can go to a poll a previous (stopped) worker left.
-        const taskQueue = `bench-model-${Date.now()}-${size}-${mode}`;
+        const taskQueue = `bench-model-${Date.now()}-${label}-${mode}`;
         const worker = await startWorker(server.address, taskQueue, path.join(dir, 'state'));
         // A warm worker, as a long-lived one is: a sweep of the demo catalog first, on another model name, so the
         // measured sweep's calibration (per model and task, in memory and in the state store) starts cold.
@@ -615,7 +638,7 @@ async function main(): Promise<void> {
           const t = performance.now();
           await client.workflow.execute('sweepWorkflow', {
             taskQueue,
-            workflowId: `sweep/bench-warmup-${size}-${mode}/${Date.now()}`,
+            workflowId: `sweep/bench-warmup-${label}-${mode}/${Date.now()}`,
             args: [
               { ...input, catalog: { kind: 'file' as const, path: warmupCatalog() }, endpoints: [warmupEndpoint] },
             ],
@@ -623,7 +646,7 @@ async function main(): Promise<void> {
           coldWallMs = Math.round(performance.now() - t);
           say(`bench:model: a fresh worker's first sweep (demo, warm-up) took ${coldWallMs} ms`);
         }
-        say(`bench:model: sweeping ${size} (${mode})…`);
+        say(`bench:model: sweeping ${label} (${mode})…`);
         const tally = new FakeTally(fp, endpointKey);
         tally.start();
         let report: SweepReport;
@@ -635,7 +658,7 @@ async function main(): Promise<void> {
           const t0 = performance.now();
           report = (await client.workflow.execute('sweepWorkflow', {
             taskQueue,
-            workflowId: `sweep/bench-model-${size}-${mode}/${Date.now()}`,
+            workflowId: `sweep/bench-model-${label}-${mode}/${Date.now()}`,
             args: [input],
           })) as SweepReport;
           wallMs = performance.now() - t0;
@@ -656,7 +679,7 @@ async function main(): Promise<void> {
           u.completionTokens === seen.completionTokens;
         if (!countsMatch)
           say(
-            `bench:model: WARNING ${size} ${mode}: the report counts ${u.calls} calls, ${u.promptTokens}+${u.completionTokens} tokens; ` +
+            `bench:model: WARNING ${label} ${mode}: the report counts ${u.calls} calls, ${u.promptTokens}+${u.completionTokens} tokens; ` +
               `the fake provider ${seen.calls} requests, ${seen.promptTokens}+${seen.completionTokens} tokens`,
           );
 
@@ -670,7 +693,7 @@ async function main(): Promise<void> {
           );
           loopWarm = true;
         }
-        say(`bench:model: in-process loop ${size} (${mode})…`);
+        say(`bench:model: in-process loop ${label} (${mode})…`);
         const loopTally = new FakeTally(fp, endpointKey);
         loopTally.start();
         const loopCpu0 = process.cpuUsage();
@@ -679,7 +702,7 @@ async function main(): Promise<void> {
         const loopSeen = loopTally.stop();
         if (loopSeen.calls !== loop.calls || loopSeen.promptTokens !== loop.promptTokens)
           say(
-            `bench:model: WARNING ${size} ${mode}: the loop counted ${loop.calls} calls, the fake provider ${loopSeen.calls}`,
+            `bench:model: WARNING ${label} ${mode}: the loop counted ${loop.calls} calls, the fake provider ${loopSeen.calls}`,
           );
         if (!process.env.ARGUS_BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
 
@@ -736,12 +759,12 @@ async function main(): Promise<void> {
         };
         if (!result.sameAsLoop)
           say(
-            `bench:model: WARNING ${size} ${mode}: the sweep approved ${sweep.approved}, rejected ${sweep.rejected}, wrote ${sweep.written} ` +
+            `bench:model: WARNING ${label} ${mode}: the sweep approved ${sweep.approved}, rejected ${sweep.rejected}, wrote ${sweep.written} ` +
               `in ${u.calls} calls; the loop ${loop.approved}, ${loop.rejected}, ${loop.written} in ${loop.calls}`,
           );
         results[mode] = result;
         lines.push(
-          `${size.padEnd(6)} ${mode.padEnd(9)} ${String(n).padStart(5)} entities  ${String(result.callsPerEntity).padStart(6)} calls/entity (${u.calls})  ` +
+          `${label.padEnd(6)} ${mode.padEnd(9)} ${String(n).padStart(5)} entities  ${String(result.callsPerEntity).padStart(6)} calls/entity (${u.calls})  ` +
             `tokens/entity ${result.promptTokensPerEntity} prompt + ${result.completionTokensPerEntity} completion  ` +
             `sweep ${result.wallMs} ms  loop ${result.inProcessWallMs} ms  ratio ${result.ratio}x  ` +
             `approved ${sweep.approved}/${loop.approved}  written ${sweep.written}/${loop.written} (sweep/loop)` +
@@ -749,7 +772,7 @@ async function main(): Promise<void> {
         );
         say(`bench:model: ${lines[lines.length - 1]!}`);
       }
-      say(`bench:model: reference ${size} (one call per entity and agent, full evidence, counted without latency)…`);
+      say(`bench:model: reference ${label} (one call per entity and agent, full evidence, counted without latency)…`);
       const refTally = new FakeTally(counting, countingKey);
       refTally.start();
       const ref = await referenceLoop(
@@ -760,7 +783,7 @@ async function main(): Promise<void> {
       );
       const refSeen = refTally.stop();
       if (refSeen.calls !== ref.calls || refSeen.promptTokens !== ref.promptTokens)
-        say(`bench:model: WARNING ${size} reference: counted ${ref.calls} calls, the fake provider ${refSeen.calls}`);
+        say(`bench:model: WARNING ${label} reference: counted ${ref.calls} calls, the fake provider ${refSeen.calls}`);
       const entityCount = CatalogFile.parse(JSON.parse(text)).entities.length;
       const reference = {
         calls: ref.calls,
@@ -776,7 +799,7 @@ async function main(): Promise<void> {
       const tokens = (m: { promptTokensPerEntity: number; completionTokensPerEntity: number }) =>
         m.promptTokensPerEntity + m.completionTokensPerEntity;
       lines.push(
-        `${size.padEnd(6)} reference ${String(entityCount).padStart(5)} entities  ${String(reference.callsPerEntity).padStart(6)} calls/entity (${ref.calls})  ` +
+        `${label.padEnd(6)} reference ${String(entityCount).padStart(5)} entities  ${String(reference.callsPerEntity).padStart(6)} calls/entity (${ref.calls})  ` +
           `tokens/entity ${reference.promptTokensPerEntity} prompt + ${reference.completionTokensPerEntity} completion  ` +
           `approved ${ref.approved}  written ${ref.written}  (one call per entity and agent, full evidence)`,
       );
@@ -785,7 +808,7 @@ async function main(): Promise<void> {
       const ub = results.unbatched;
       // One mode only (--modes): its figures and the reference, no comparison and no targets.
       if (!b || !ub) {
-        catalogs[size] = { ...results, reference };
+        catalogs[label] = { ...results, reference };
         continue;
       }
       const comparison = {
@@ -801,8 +824,8 @@ async function main(): Promise<void> {
           reference: reference.callsPerEntity,
         },
       };
-      catalogs[size] = { batched: b, unbatched: ub, reference, comparison };
-      met[size] = {
+      catalogs[label] = { batched: b, unbatched: ub, reference, comparison };
+      met[label] = {
         callsPerEntityMax: b.callsPerEntity <= TARGETS.callsPerEntityMax,
         tokensReductionMin: comparison.tokensPerEntityReduction >= TARGETS.tokensReductionMin,
         tokensReductionMinFromReference:
@@ -812,11 +835,11 @@ async function main(): Promise<void> {
         ratioMaxUnbatched: ub.ratio <= TARGETS.ratioMax,
       };
       lines.push(
-        `${size.padEnd(6)} targets   batched calls/entity ${b.callsPerEntity} <= ${TARGETS.callsPerEntityMax}: ${met[size].callsPerEntityMax}  ` +
+        `${label.padEnd(6)} targets   batched calls/entity ${b.callsPerEntity} <= ${TARGETS.callsPerEntityMax}: ${met[label].callsPerEntityMax}  ` +
           `tokens/entity reduction ${comparison.tokensPerEntityReduction}x from unbatched, ` +
           `${comparison.tokensPerEntityReductionFromReference.batched}x from the reference >= ${TARGETS.tokensReductionMin}: ` +
-          `${met[size].tokensReductionMin} / ${met[size].tokensReductionMinFromReference}  ` +
-          `ratio ${b.ratio}x / ${ub.ratio}x <= ${TARGETS.ratioMax}: ${met[size].ratioMax}`,
+          `${met[label].tokensReductionMin} / ${met[label].tokensReductionMinFromReference}  ` +
+          `ratio ${b.ratio}x / ${ub.ratio}x <= ${TARGETS.ratioMax}: ${met[label].ratioMax}`,
       );
     }
   } finally {
