@@ -1,5 +1,5 @@
 // npm run bench:model [-- --json] [--latency-ms 300] [--concurrency 8] [--sizes demo,1000,<catalog.json>] [--modes batched,unbatched]
-//                       [--max-output-tokens 900] [--page-concurrency N] [--cold]
+//                       [--max-output-tokens 900] [--page-concurrency N] [--cold | --learned]
 // Model sweeps (all three agents model-backed, model review) of the demo catalog and a generated one on a
 // throwaway dev server, the worker in its own process (compiled code), against the fake provider answering
 // after --latency-ms: batched (the default modelBatch) and unbatched ({entities: 1}). Beside each, a plain
@@ -214,7 +214,13 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
  * asked alone; the mechanical gate; the model review of what it passes, batched the same way; approved changes
  * applied. Every call goes through one `maxInFlight` limiter and a pacer, as in the worker.
  */
-async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.ProcessEnv): Promise<LoopResult> {
+async function inProcessLoop(
+  text: string,
+  cfg: SweepConfig,
+  env: NodeJS.ProcessEnv,
+  // As the worker plans batches: on what answers so far took of their output reserve (activities/model/calibration).
+  calibration = new OutputCalibration(),
+): Promise<LoopResult> {
   const t0 = performance.now();
   const { cat, entities, ctx, byId, neighbours } = inMemory(text);
   const endpoint = cfg.endpoints[0]!;
@@ -226,8 +232,6 @@ async function inProcessLoop(text: string, cfg: SweepConfig, env: NodeJS.Process
   };
   const slots = new Slots(endpoint.maxInFlight);
   const pacer = new Pacer();
-  // As the worker plans batches: on what answers so far took of their output reserve (activities/model/calibration).
-  const calibration = new OutputCalibration();
   const models = cfg.endpoints.map((e) => e.model);
   const r: LoopResult = {
     wallMs: 0,
@@ -556,6 +560,10 @@ async function main(): Promise<void> {
   const pages = pIdx >= 0 ? numberArg('--page-concurrency', 4, 1, 64) : undefined;
   // Each worker sweeps the demo once before it is measured, and the loop runs it once (--cold: neither).
   const warmUp = !process.argv.includes('--cold');
+  // --learned: the warm-up sweeps use the measured model, so the measured sweep and loop plan their batches on what
+  // the warm-up's answers taught (as a nightly sweep does from its second night); by default they start cold.
+  const learned = process.argv.includes('--learned');
+  if (learned && !warmUp) throw new Error('--learned needs the warm-up that --cold leaves out');
   const sIdx = process.argv.indexOf('--sizes');
   const sizes = (sIdx >= 0 && process.argv[sIdx + 1] ? process.argv[sIdx + 1]! : 'demo,1000').split(',');
   const texts = new Map(sizes.map((s) => [s, catalogText(s)]));
@@ -583,7 +591,7 @@ async function main(): Promise<void> {
     maxInFlight: concurrency,
   };
   // Warm-up runs use another model name: calibration is per model, so the measured runs start without any.
-  const warmupEndpoint: EndpointConfig = { ...endpoint, model: 'warmup-model' };
+  const warmupEndpoint: EndpointConfig = learned ? endpoint : { ...endpoint, model: 'warmup-model' };
   const demoText = texts.get('demo') ?? catalogText('demo');
   const warmupDir = mkdtempSync(path.join(os.tmpdir(), 'argus-bench-warmup-'));
   let warmups = 0;
@@ -683,13 +691,14 @@ async function main(): Promise<void> {
               `the fake provider ${seen.calls} requests, ${seen.promptTokens}+${seen.completionTokens} tokens`,
           );
 
-        if (warmUp && !loopWarm) {
+        // --learned: each mode's loop has the calibration its own warm-up taught, as each mode's worker has.
+        const loopCalibration = new OutputCalibration();
+        if (warmUp && (learned || !loopWarm)) {
           await inProcessLoop(
             demoText,
             { ...cfg, endpoints: [warmupEndpoint] },
-            {
-              [KEY_ENV]: KEY_VALUE,
-            },
+            { [KEY_ENV]: KEY_VALUE },
+            loopCalibration,
           );
           loopWarm = true;
         }
@@ -697,7 +706,7 @@ async function main(): Promise<void> {
         const loopTally = new FakeTally(fp, endpointKey);
         loopTally.start();
         const loopCpu0 = process.cpuUsage();
-        const loop = await inProcessLoop(text, cfg, { [KEY_ENV]: KEY_VALUE });
+        const loop = await inProcessLoop(text, cfg, { [KEY_ENV]: KEY_VALUE }, learned ? loopCalibration : undefined);
         const loopCpu = benchCpu(loopCpu0);
         const loopSeen = loopTally.stop();
         if (loopSeen.calls !== loop.calls || loopSeen.promptTokens !== loop.promptTokens)
@@ -860,9 +869,12 @@ async function main(): Promise<void> {
       latencyMs,
       concurrency,
       pageConcurrency,
-      warmUp: warmUp
-        ? "each worker sweeps the demo catalog once before it is measured (model 'warmup-model', so the measured sweep's calibration starts cold); the loop runs it once"
-        : 'none (--cold): every worker is measured on its first sweep',
+      warmUp: !warmUp
+        ? 'none (--cold): every worker is measured on its first sweep'
+        : learned
+          ? "each worker sweeps the demo catalog once before it is measured, on the measured model (--learned: the measured sweep plans on the calibration it taught); so does each mode's loop"
+          : "each worker sweeps the demo catalog once before it is measured (model 'warmup-model', so the measured sweep's calibration starts cold); the loop runs it once",
+      calibration: learned ? 'learned' : 'cold',
       pageSize: 'auto (a tenth of the catalog, 100..1000)',
       scenario: SCENARIO,
       reviewer: REVIEWER,
