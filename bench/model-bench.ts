@@ -566,6 +566,8 @@ async function main(): Promise<void> {
   if (learned && !warmUp) throw new Error('--learned needs the warm-up that --cold leaves out');
   const sIdx = process.argv.indexOf('--sizes');
   const sizes = (sIdx >= 0 && process.argv[sIdx + 1] ? process.argv[sIdx + 1]! : 'demo,1000').split(',');
+  if (new Set(sizes.map(catalogLabel)).size !== sizes.length)
+    throw new Error(`--sizes: two catalogs would have the same name (${sizes.map(catalogLabel).join(', ')})`);
   const texts = new Map(sizes.map((s) => [s, catalogText(s)]));
   const mIdx = process.argv.indexOf('--modes');
   const modes = (mIdx >= 0 && process.argv[mIdx + 1] ? process.argv[mIdx + 1]! : MODES.join(',')).split(',') as Mode[];
@@ -590,7 +592,8 @@ async function main(): Promise<void> {
     timeoutMs: 60_000,
     maxInFlight: concurrency,
   };
-  // Warm-up runs use another model name: calibration is per model, so the measured runs start without any.
+  // Warm-up runs use another model name: calibration is per model, so the measured runs start without any
+  // (--learned: the measured model, so they start with what the warm-up taught).
   const warmupEndpoint: EndpointConfig = learned ? endpoint : { ...endpoint, model: 'warmup-model' };
   const demoText = texts.get('demo') ?? catalogText('demo');
   const warmupDir = mkdtempSync(path.join(os.tmpdir(), 'argus-bench-warmup-'));
@@ -640,7 +643,8 @@ async function main(): Promise<void> {
         const taskQueue = `bench-model-${Date.now()}-${label}-${mode}`;
         const worker = await startWorker(server.address, taskQueue, path.join(dir, 'state'));
         // A warm worker, as a long-lived one is: a sweep of the demo catalog first, on another model name, so the
-        // measured sweep's calibration (per model and task, in memory and in the state store) starts cold.
+        // measured sweep's calibration (per model and task, in memory and in the state store) starts cold; with
+        // --learned on the measured model, so it starts from what this sweep's answers taught.
         let coldWallMs: number | undefined;
         if (warmUp) {
           const t = performance.now();
