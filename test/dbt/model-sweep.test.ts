@@ -3,12 +3,11 @@
 // approved repairs land in the YAML files and `dbt parse` stays green with them in its manifest.
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { runSweep, useArgusWorker } from '../support/argus-worker';
-import { uniqueId } from '../support/temporal-env';
+import { planSweep, runSweep, useArgusWorker } from '../support/argus-worker';
 import { dbtParse, prepareJaffleShop, type JaffleShop } from '../support/dbt';
 import { SK } from '../support/fake-secrets';
 import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
-import { PLAN_MARGIN, type SweepPlan } from '../../activities/plan';
+import { PLAN_MARGIN } from '../../activities/plan';
 import type { EndpointConfig, SweepInput } from '../../domain/sweep';
 
 jest.setTimeout(600_000);
@@ -46,11 +45,7 @@ const input = (): SweepInput => ({
 
 test('jaffle_shop in batches: planned before any call, spent within the plan, written to YAML that dbt parses', async () => {
   fp.reset();
-  const p = (await w.client.workflow.execute('planSweepWorkflow', {
-    taskQueue: w.tw.taskQueue,
-    workflowId: uniqueId('plan/dbt'),
-    args: [input()],
-  })) as SweepPlan;
+  const p = await planSweep(w, input(), 'plan/dbt');
   expect(fp.stats()['/s/ok/r/correct']?.calls ?? 0).toBe(0);
   expect(p.verdict).toBe('fits');
   expect(p.entities).toBeGreaterThan(5);

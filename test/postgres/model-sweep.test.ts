@@ -4,14 +4,13 @@
 // refused, and what it wrote is in pg_description; the next plan takes the deferred entities first.
 import * as path from 'node:path';
 import { Client } from 'pg';
-import { runSweep, useArgusWorker } from '../support/argus-worker';
-import { uniqueId } from '../support/temporal-env';
+import { planSweep, runSweep, useArgusWorker } from '../support/argus-worker';
 import { loadSql, startPostgres, type PgServer } from '../support/postgres';
 import { SK } from '../support/fake-secrets';
 import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
 import { fileStateStore, usageDay } from '../../activities/state-store';
 import { paceKey } from '../../llm/client';
-import { PLAN_MARGIN, type SweepPlan } from '../../activities/plan';
+import { PLAN_MARGIN } from '../../activities/plan';
 import type { EndpointConfig, SweepInput } from '../../domain/sweep';
 
 jest.setTimeout(300_000);
@@ -61,12 +60,7 @@ const input = (ep: EndpointConfig, extra: Partial<SweepInput> = {}): SweepInput 
   endpoints: [ep],
   ...extra,
 });
-const plan = (i: SweepInput) =>
-  w.client.workflow.execute('planSweepWorkflow', {
-    taskQueue: w.tw.taskQueue,
-    workflowId: uniqueId('plan/pg'),
-    args: [i],
-  }) as Promise<SweepPlan>;
+const plan = (i: SweepInput) => planSweep(w, i, 'plan/pg');
 
 const commentCount = async () =>
   Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM pg_catalog.pg_description')).rows[0]!.n);

@@ -15,6 +15,7 @@ import { connectTestClient, testAddress, uniqueId, TEST_NAMESPACE } from './temp
 import type { CatalogFile } from '../../domain/catalog';
 import type { SweepInput } from '../../domain/sweep';
 import type { SweepReport } from '../../domain/report';
+import type { SweepPlan } from '../../activities/plan';
 
 let runtimeInstalled = false;
 
@@ -129,15 +130,21 @@ export function useArgusWorker(
   };
 }
 
-/** Run one sweep to its end on the file's test worker, with a unique id under `prefix`; returns the report. */
-export function runSweep(
-  w: { readonly client: Client; readonly tw: TestWorker },
-  input: SweepInput,
-  prefix = 'sweep/test',
-): Promise<SweepReport> {
-  return w.client.workflow.execute('sweepWorkflow', {
+type WithWorker = { readonly client: Client; readonly tw: TestWorker };
+
+/** Run a workflow taking a sweep input to its end on the file's test worker, with a unique id under `prefix`. */
+function executeOn<T>(w: WithWorker, type: 'sweepWorkflow' | 'planSweepWorkflow', input: SweepInput, prefix: string) {
+  return w.client.workflow.execute(type, {
     taskQueue: w.tw.taskQueue,
     workflowId: uniqueId(prefix),
     args: [input],
-  }) as Promise<SweepReport>;
+  }) as Promise<T>;
 }
+
+/** Run one sweep to its end on the file's test worker, with a unique id under `prefix`; returns the report. */
+export const runSweep = (w: WithWorker, input: SweepInput, prefix = 'sweep/test') =>
+  executeOn<SweepReport>(w, 'sweepWorkflow', input, prefix);
+
+/** Plan a sweep (`planSweepWorkflow`, as `argus sweep plan` does) on the file's test worker; returns the plan. */
+export const planSweep = (w: WithWorker, input: SweepInput, prefix = 'plan/test') =>
+  executeOn<SweepPlan>(w, 'planSweepWorkflow', input, prefix);

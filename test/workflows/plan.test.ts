@@ -5,11 +5,18 @@
 import * as path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { uniqueId } from '../support/temporal-env';
-import { useArgusWorker, copyCatalog, readCatalog, writeCatalog, DEMO_CATALOG } from '../support/argus-worker';
+import {
+  useArgusWorker,
+  copyCatalog,
+  readCatalog,
+  writeCatalog,
+  DEMO_CATALOG,
+  planSweep,
+} from '../support/argus-worker';
 import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
 import { fileStateStore, usageDay } from '../../activities/state-store';
 import { paceKey } from '../../llm/client';
-import { PLAN_MARGIN, type SweepPlan } from '../../activities/plan';
+import { PLAN_MARGIN } from '../../activities/plan';
 import type { SweepReport } from '../../domain/report';
 import type { EndpointConfig, SweepInput } from '../../domain/sweep';
 import { SK } from '../support/fake-secrets';
@@ -50,12 +57,7 @@ const input = (file: string, ep: EndpointConfig, extra: Partial<SweepInput> = {}
   endpoints: [ep],
   ...extra,
 });
-const plan = (i: SweepInput) =>
-  w.client.workflow.execute('planSweepWorkflow', {
-    taskQueue: w.tw.taskQueue,
-    workflowId: uniqueId('plan/test'),
-    args: [i],
-  }) as Promise<SweepPlan>;
+const plan = (i: SweepInput) => planSweep(w, i);
 /** Spend `tokens` of today's budget on an endpoint's provider key, as earlier sweeps would have. */
 const spend = (ep: EndpointConfig, tokens: number) =>
   fileStateStore(w.tw.stateDir).usage.add(paceKey(ep), usageDay(), tokens, 1);
