@@ -93,7 +93,8 @@ test('pagila on a mostly spent budget: the plan defers what does not fit, fitBud
   expect(r.entities.processed).toBe(p.fitting);
   for (const id of r.deferred!.first) expect(r.proposals.some((x) => x.entityId === id)).toBe(false);
 
-  // Every agent and the review asked several entities at once: fewer calls than entities times tasks.
+  // Every agent and the review asked several entities at once: fewer calls than entities (one call per entity
+  // and task would be four times as many).
   expect(r.modelUsage.calls).toBe(calls.calls);
   expect(Object.keys(r.modelUsage.byAgent)).toEqual(expect.arrayContaining(['description-drafter', 'review']));
   expect(r.modelUsage.calls).toBeLessThan(r.entities.requested);
