@@ -36,20 +36,21 @@ export class OutputCalibration {
     const valid = ratios.filter((r): r is number => typeof r === 'number' && Number.isFinite(r) && r >= 0);
     const key = OutputCalibration.key(model, task);
     if (valid.length <= (this.seen.get(key)?.length ?? 0)) return;
-    this.seen.delete(key);
-    this.seen.set(key, valid.slice(-OutputCalibration.RECENT));
-    if (this.seen.size > OutputCalibration.MAX_KEYS) this.seen.delete(this.seen.keys().next().value!);
+    this.put(key, valid);
   }
 
   /** One batch answer: the completion tokens it took of the output tokens reserved for what it was asked. */
   record(model: string, task: string, used: number, reserved: number, cutShort: boolean): void {
     if (!(reserved > 0) || !(used >= 0)) return;
     const key = OutputCalibration.key(model, task);
-    const list = this.seen.get(key) ?? [];
+    const ratio = cutShort ? Math.max(1.5, used / reserved) : used / reserved;
+    this.put(key, [...(this.seen.get(key) ?? []), ratio]);
+  }
+
+  /** A key's ratios, its last RECENT, made the most recent key; beyond MAX_KEYS the least recent key goes. */
+  private put(key: string, ratios: number[]): void {
     this.seen.delete(key);
-    list.push(cutShort ? Math.max(1.5, used / reserved) : used / reserved);
-    if (list.length > OutputCalibration.RECENT) list.shift();
-    this.seen.set(key, list);
+    this.seen.set(key, ratios.slice(-OutputCalibration.RECENT));
     if (this.seen.size > OutputCalibration.MAX_KEYS) this.seen.delete(this.seen.keys().next().value!);
   }
 
