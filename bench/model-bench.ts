@@ -219,7 +219,7 @@ async function inProcessLoop(
   cfg: SweepConfig,
   env: NodeJS.ProcessEnv,
   // As the worker plans batches: on what answers so far took of their output reserve (activities/model/calibration).
-  calibration = new OutputCalibration(),
+  calibration: OutputCalibration,
 ): Promise<LoopResult> {
   const t0 = performance.now();
   const { cat, entities, ctx, byId, neighbours } = inMemory(text);
@@ -434,7 +434,7 @@ async function referenceLoop(
   cfg: SweepConfig,
   endpoint: EndpointConfig,
   env: NodeJS.ProcessEnv,
-): Promise<Usage & { approved: number; written: number }> {
+): Promise<Usage & { entities: number; approved: number; written: number }> {
   const { cat, entities, ctx, byId, neighbours } = inMemory(text);
   const r: Usage = { calls: 0, promptTokens: 0, completionTokens: 0, byAgent: {} };
   const options = (agent: string): CallOptions => ({
@@ -478,7 +478,7 @@ async function referenceLoop(
       if (applyChange(entity, p.change, p.id, cfg.overwriteHumanText).status === 'written') written++;
     }
   });
-  return { ...r, approved, written };
+  return { ...r, entities: entities.length, approved, written };
 }
 
 /** A worker process on compiled code, polling its own task queue, with the fake key in its environment. */
@@ -695,7 +695,8 @@ async function main(): Promise<void> {
               `the fake provider ${seen.calls} requests, ${seen.promptTokens}+${seen.completionTokens} tokens`,
           );
 
-        // --learned: each mode's loop has the calibration its own warm-up taught, as each mode's worker has.
+        // Each mode's loop plans on what its own warm-up taught, as each mode's worker does (nothing of the measured
+        // model unless --learned: calibration is per model).
         const loopCalibration = new OutputCalibration();
         if (warmUp && (learned || !loopWarm)) {
           await inProcessLoop(
@@ -710,7 +711,7 @@ async function main(): Promise<void> {
         const loopTally = new FakeTally(fp, endpointKey);
         loopTally.start();
         const loopCpu0 = process.cpuUsage();
-        const loop = await inProcessLoop(text, cfg, { [KEY_ENV]: KEY_VALUE }, learned ? loopCalibration : undefined);
+        const loop = await inProcessLoop(text, cfg, { [KEY_ENV]: KEY_VALUE }, loopCalibration);
         const loopCpu = benchCpu(loopCpu0);
         const loopSeen = loopTally.stop();
         if (loopSeen.calls !== loop.calls || loopSeen.promptTokens !== loop.promptTokens)
@@ -797,7 +798,7 @@ async function main(): Promise<void> {
       const refSeen = refTally.stop();
       if (refSeen.calls !== ref.calls || refSeen.promptTokens !== ref.promptTokens)
         say(`bench:model: WARNING ${label} reference: counted ${ref.calls} calls, the fake provider ${refSeen.calls}`);
-      const entityCount = CatalogFile.parse(JSON.parse(text)).entities.length;
+      const entityCount = ref.entities;
       const reference = {
         calls: ref.calls,
         callsPerEntity: round(ref.calls / entityCount, 3),
