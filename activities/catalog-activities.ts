@@ -3,19 +3,24 @@ import type { CatalogRef } from '../domain/sweep';
 import { catalogStats } from '../judgment/catalog-stats';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 import type { SweepLedger } from './ledger';
+import { selectionDocName } from './incremental-activities';
 
 /** Failures a page returns to the workflow; all of them are in the ledger and the report. */
 const MAX_RETURNED_FAILURES = 20;
 
 const selections = new Map<string, Promise<string[] | undefined>>();
-/** A sweep's selection, read once per worker (it never changes after the sweep's start). */
-function selectionOf(ledger: SweepLedger): Promise<string[] | undefined> {
-  let s = selections.get(ledger.ledgerKey);
+/**
+ * A sweep's selection for a pass, read once per worker (it never changes once the pass starts): pass 0's is
+ * what change detection or the budget chose (absent: the whole catalog); a later pass's, what it re-judges.
+ */
+function selectionOf(ledger: SweepLedger, round: number): Promise<string[] | undefined> {
+  const key = `${ledger.ledgerKey}#${round}`;
+  let s = selections.get(key);
   if (!s) {
     if (selections.size > 64) selections.delete(selections.keys().next().value!);
-    s = ledger.selection();
-    selections.set(ledger.ledgerKey, s);
-    s.catch(() => selections.delete(ledger.ledgerKey));
+    s = round === 0 ? ledger.selection() : ledger.doc<string[]>(selectionDocName(round)).then((ids) => ids ?? []);
+    selections.set(key, s);
+    s.catch(() => selections.delete(key));
   }
   return s;
 }
@@ -55,12 +60,16 @@ export function createCatalogActivities(deps: ActivityDeps) {
       pageSize: number;
       /** Return the ids too (model agents fan out one activity per entity); otherwise only counts. */
       withIds?: boolean;
+      /** A later pass (re-judging what earlier writes changed) and its first page; absent: pass 0 from page 0. */
+      round?: number;
+      firstPage?: number;
     }): Promise<{ ids: string[]; count: number; failures: EntityFailure[]; failureCount: number }> {
       const ledger = ledgerFor(input.ledgerKey);
       const { catalog } = await catalogOf(ledger);
       // A budget-fitted sweep pages through the entities it chose; any other through the whole catalog.
-      const ids = (await selectionOf(ledger)) ?? (await catalog.snapshot()).ids;
-      const slice = ids.slice(input.pageIndex * input.pageSize, (input.pageIndex + 1) * input.pageSize);
+      const ids = (await selectionOf(ledger, input.round ?? 0)) ?? (await catalog.snapshot()).ids;
+      const at = input.pageIndex - (input.firstPage ?? 0);
+      const slice = ids.slice(at * input.pageSize, (at + 1) * input.pageSize);
       const { entities, invalid } = await catalog.getEntities(slice);
       const failures: EntityFailure[] = invalid.map((i) => ({
         entity: i.id,

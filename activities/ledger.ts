@@ -125,6 +125,9 @@ export interface SweepLedger {
   /** The entities a budget-fitted sweep chose (fitBudget), in sweep order; undefined: the whole catalog. */
   writeSelection(ids: string[]): Promise<void>;
   selection(): Promise<string[] | undefined>;
+  /** A document of the sweep outside every page (the memory's fingerprints and pass selections), written whole. */
+  writeDoc(name: string, value: unknown): Promise<void>;
+  doc<T>(name: string): Promise<T | undefined>;
   /** A local file the report is assembled in; `publishReport` then stores it in the ledger. */
   reportFile(): string;
   publishReport(file: string): Promise<void>;
@@ -320,6 +323,13 @@ export class FileLedger implements SweepLedger {
   }
   selection(): Promise<string[] | undefined> {
     return readJson<string[]>(path.join(this.dir, 'selection.json'));
+  }
+
+  writeDoc(name: string, value: unknown): Promise<void> {
+    return writeFileAtomic(path.join(this.dir, 'docs', `${safeName(name)}.json`), JSON.stringify(value));
+  }
+  doc<T>(name: string): Promise<T | undefined> {
+    return readJson<T>(path.join(this.dir, 'docs', `${safeName(name)}.json`));
   }
 
   reportFile(): string {

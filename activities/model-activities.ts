@@ -24,7 +24,8 @@ import { reviewBatchWithModel, reviewWithModel } from './model/model-review';
 import { OutputCalibration, scaleOutput } from './model/calibration';
 import { loadNeighbours } from './neighbours';
 import { endpointRooms, estimateNeeds, fitPlan, oldestUnreviewedFirst, refit, type SweepPlan } from './plan';
-import { parseSweepInput } from '../domain/sweep';
+import { judgmentSettingsOf, parseSweepInput } from '../domain/sweep';
+import { previewChanges } from './incremental-activities';
 
 /**
  * Endpoints this worker has seen exhausted, per sweep: a sibling activity of the same sweep fails at once
@@ -248,7 +249,26 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       const cfg = parsed.value;
       const catalog = await deps.catalogs(cfg.catalog);
       const snap = await catalog.snapshot();
-      const { needs, order, notes } = await estimateNeeds(catalog, cfg, snap.name, () => Context.current().heartbeat());
+      // A sweep plans on what its change detection chose; `sweep plan` works it out against the memory itself.
+      let only: string[] | undefined;
+      let incremental: SweepPlan['incremental'];
+      if (input.ledgerKey) only = await store.ledger(input.ledgerKey).selection();
+      else {
+        const { toJudge, counts, note, failSafe } = await previewChanges(store, catalog, snap.name, {
+          judgment: judgmentSettingsOf(cfg),
+          incremental: cfg.incremental,
+          goneLimit: cfg.goneLimit,
+        });
+        only = toJudge;
+        incremental = { ...counts, ...(note ? { note } : {}), ...(failSafe ? { failSafe } : {}) };
+      }
+      const { needs, order, notes } = await estimateNeeds(
+        catalog,
+        cfg,
+        snap.name,
+        () => Context.current().heartbeat(),
+        only,
+      );
       const audit = store.audit(store.auditKey(catalog.identity, snap.name));
       const ordered = await oldestUnreviewedFirst(order, audit);
       const rooms = await endpointRooms(cfg.endpoints, store.usage, pacer);
@@ -262,7 +282,14 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
         chosen.length === first.chosen.length ? first : fitPlan(needs, ordered, rooms, notes, new Set(chosen));
       void _all;
       if (input.ledgerKey) await store.ledger(input.ledgerKey).writeSelection(chosen);
-      return plan;
+      if (!incremental) return plan;
+      const changes =
+        `Since the memory of this catalog: ${incremental.new} new, ${incremental.changed} changed, ` +
+        `${incremental.unchanged} unchanged (${incremental.carriedOver} carried over), ${incremental.gone} gone; ` +
+        `${incremental.judged} to judge.` +
+        (incremental.note ? ` ${incremental.note}.` : '') +
+        (incremental.failSafe ? ` Fail-safe: ${incremental.failSafe}.` : '');
+      return { ...plan, incremental, text: `${changes}\n${plan.text}` };
     },
 
     /**

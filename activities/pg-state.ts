@@ -24,6 +24,7 @@ import {
   type WriteRecord,
 } from './ledger';
 import { safeName } from './paths';
+import { MEMORY_VERSION, type MemoryBook, type MemoryEntry, type MemoryRead } from './memory';
 import {
   CALIBRATION_KEYS,
   type AuditTrail,
@@ -76,6 +77,14 @@ const MIGRATIONS: ((s: string) => string)[] = [
   (s) => `
     create table ${s}.calibration (
       cal_key text primary key, ratios jsonb not null, saved_at timestamptz not null default now());`,
+  // v5: memory across sweeps: one header per catalog (format version, judgment key), one row per entity.
+  (s) => `
+    create table ${s}.memory (
+      catalog_key text primary key, version int not null, judgment_key text not null, sweep_id text not null,
+      saved_at timestamptz not null default now());
+    create table ${s}.memory_entities (
+      catalog_key text not null, entity_id text not null, entry jsonb not null,
+      primary key (catalog_key, entity_id));`,
 ];
 
 /** The schema version this code writes; a store migrated further by a newer ARGUS is refused. */
@@ -240,6 +249,89 @@ export class PgStateStore implements StateStore {
            (select cal_key from ${this.schema}.calibration order by saved_at desc, cal_key limit $1)`,
         [CALIBRATION_KEYS],
       );
+    },
+  };
+
+  readonly memory: MemoryBook = {
+    load: async (key): Promise<MemoryRead> => {
+      const head = await this.pool.query<{ version: number; judgment_key: string; sweep_id: string; saved_at: Date }>(
+        `select version, judgment_key, sweep_id, saved_at from ${this.schema}.memory where catalog_key = $1`,
+        [key],
+      );
+      const h = head.rows[0];
+      if (!h) return { status: 'none' };
+      if (h.version > MEMORY_VERSION)
+        return {
+          status: 'untrusted',
+          why: `the memory was written by a newer ARGUS (format version ${h.version}, this one reads ${MEMORY_VERSION})`,
+        };
+      const { rows } = await this.pool.query<{ entity_id: string; entry: MemoryEntry }>(
+        `select entity_id, entry from ${this.schema}.memory_entities where catalog_key = $1`,
+        [key],
+      );
+      const entities: Record<string, MemoryEntry> = {};
+      for (const r of rows) entities[r.entity_id] = r.entry;
+      return {
+        status: 'ok',
+        doc: {
+          format: 'argus-memory',
+          version: h.version,
+          catalogKey: key,
+          judgmentKey: h.judgment_key,
+          sweepId: h.sweep_id,
+          savedAt: new Date(h.saved_at).toISOString(),
+          entities,
+        },
+      };
+    },
+    save: async (key, u) => {
+      const c = await this.pool.connect();
+      try {
+        await c.query('begin');
+        // One writer per catalog at a time: two sweeps finishing together merge, neither erases the other.
+        await c.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`argus-memory:${key}`]);
+        const { rows } = await c.query<{ judgment_key: string; version: number }>(
+          `select judgment_key, version from ${this.schema}.memory where catalog_key = $1`,
+          [key],
+        );
+        const old = rows[0];
+        if (u.replace || !old || old.judgment_key !== u.judgmentKey || old.version > MEMORY_VERSION)
+          await c.query(`delete from ${this.schema}.memory_entities where catalog_key = $1`, [key]);
+        await c.query(
+          `insert into ${this.schema}.memory (catalog_key, version, judgment_key, sweep_id) values ($1, $2, $3, $4)
+           on conflict (catalog_key) do update set version = excluded.version, judgment_key = excluded.judgment_key,
+             sweep_id = excluded.sweep_id, saved_at = now()`,
+          [key, MEMORY_VERSION, u.judgmentKey, u.sweepId],
+        );
+        if (u.deletes.length > 0)
+          await c.query(`delete from ${this.schema}.memory_entities where catalog_key = $1 and entity_id = any($2)`, [
+            key,
+            u.deletes,
+          ]);
+        const entries = Object.entries(u.upserts);
+        // In slices: one statement per 2,000 entities keeps each parameter list far below the protocol's limits.
+        for (let i = 0; i < entries.length; i += 2000) {
+          const slice = entries.slice(i, i + 2000);
+          await c.query(
+            `insert into ${this.schema}.memory_entities (catalog_key, entity_id, entry)
+             select $1, id, entry from unnest($2::text[], $3::jsonb[]) as t(id, entry)
+             on conflict (catalog_key, entity_id) do update set entry = excluded.entry`,
+            [key, slice.map(([id]) => id), slice.map(([, e]) => JSON.stringify(e))],
+          );
+        }
+        await c.query('commit');
+      } catch (e) {
+        await c.query('rollback').catch(() => undefined);
+        throw e;
+      } finally {
+        c.release();
+      }
+    },
+    forget: async (key, ids) => {
+      await this.pool.query(`delete from ${this.schema}.memory_entities where catalog_key = $1 and entity_id = any($2)`, [
+        key,
+        [...ids],
+      ]);
     },
   };
 
@@ -474,6 +566,12 @@ class PgLedger implements SweepLedger {
   }
   selection(): Promise<string[] | undefined> {
     return this.get<string[]>(-1, 'selection');
+  }
+  writeDoc(name: string, value: unknown): Promise<void> {
+    return this.put(-1, `doc:${name}`, JSON.stringify(value));
+  }
+  doc<T>(name: string): Promise<T | undefined> {
+    return this.get<T>(-1, `doc:${name}`);
   }
   async pageNumbers(): Promise<number[]> {
     const { rows } = await this.pool.query<{ page: number }>(

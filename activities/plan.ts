@@ -50,6 +50,17 @@ export interface SweepPlan {
   notes: string[];
   /** One paragraph for people. */
   text: string;
+  /** What changed since this catalog's memory was written (entity counts); the plan covers only what is judged. */
+  incremental?: {
+    new: number;
+    changed: number;
+    unchanged: number;
+    gone: number;
+    carriedOver: number;
+    judged: number;
+    note?: string;
+    failSafe?: string;
+  };
 }
 
 const SAMPLE = 20;

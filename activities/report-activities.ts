@@ -10,9 +10,11 @@ import type {
   TokenTotals,
   HumanReviewSummary,
   DeferredEntities,
+  IncrementalSummary,
 } from '../domain/report';
 import type { ModelCallRecord } from './ledger';
-import { addStats, emptyStats } from '../judgment/catalog-stats';
+import { addStats, emptyStats, type CatalogStats } from '../judgment/catalog-stats';
+import { statsBeforeDocName } from './incremental-activities';
 import { ReportSpool } from './report-spool';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 
@@ -41,6 +43,10 @@ export function createReportActivities(deps: ActivityDeps) {
       maxProposalsInReport?: number;
       humanReview?: HumanReviewSummary;
       deferred?: DeferredEntities;
+      /** Change detection's counts and the passes run (with memory across sweeps). */
+      incremental?: IncrementalSummary;
+      /** The first page of each pass: a proposal judged again in a later pass is reported once, as it ended. */
+      roundFirstPages?: number[];
     }): Promise<SweepReport> {
       const ledger = ledgerFor(input.ledgerKey);
       const { meta } = await catalogOf(ledger);
@@ -57,21 +63,36 @@ export function createReportActivities(deps: ActivityDeps) {
       const kept: ReportProposal[] = [];
       const spool = new ReportSpool(ledger.reportFile());
       const usage = usageTotals();
+      // With change detection the catalog's figures before the sweep were taken whole (carried-over entities
+      // have no page); each page then adds what its write changed. Without it, the pages' figures sum up.
+      const catalogBefore = input.incremental ? await ledger.doc<CatalogStats>(statsBeforeDocName) : undefined;
       const before = emptyStats();
-      const after = emptyStats();
-      const add = addStats;
+      const added = emptyStats();
+      const removed = emptyStats();
+      const pages = await ledger.pageNumbers();
+      // A proposal judged again in a later pass (its evidence changed) is reported as that pass ended it.
+      const lastPageOf = new Map<string, number>();
+      const writtenInSweep = new Set<string>();
+      const laterFrom = input.roundFirstPages?.[1];
+      if (laterFrom !== undefined) {
+        for (const n of pages) {
+          for (const id of (await ledger.allWrites(n))?.written ?? []) writtenInSweep.add(id);
+          if (n >= laterFrom) for (const p of await ledger.proposals(n)) lastPageOf.set(p.id, n);
+        }
+      }
       try {
-        for (const n of await ledger.pageNumbers()) {
+        for (const n of pages) {
           Context.current().heartbeat(n);
           const pageBefore = await ledger.stats(n, 'before');
-          add(before, pageBefore);
+          if (!catalogBefore) addStats(before, pageBefore);
           // A page whose write never ran still holds what it held before.
-          add(after, (await ledger.stats(n, 'after')) ?? pageBefore);
+          addStats(added, (await ledger.stats(n, 'after')) ?? pageBefore);
+          addStats(removed, pageBefore);
           failures.push(...(await ledger.failures(n)));
-          const proposals = await ledger.proposals(n);
+          const proposals = (await ledger.proposals(n)).filter((p) => (lastPageOf.get(p.id) ?? n) <= n);
           const outcomes = new Map((await ledger.outcomes(n)).map((o) => [o.proposalId, o]));
           const w = await ledger.allWrites(n);
-          const writtenSet = new Set(w?.written ?? []);
+          const writtenSet = new Set([...(w?.written ?? []), ...writtenInSweep]);
           written += w?.written.length ?? 0;
           already += w?.already.length ?? 0;
           keptHuman += w?.keptHuman.length ?? 0;
@@ -108,6 +129,8 @@ export function createReportActivities(deps: ActivityDeps) {
         await spool.abort();
         throw e;
       }
+      if (catalogBefore) addStats(before, catalogBefore);
+      const after = combineStats(before, added, removed);
       const failedEntities = new Set(failures.map((f) => f.entity));
       const processed = Math.max(0, input.requested - failedEntities.size);
       const partialReasons: string[] = [...input.extraPartialReasons];
@@ -119,6 +142,7 @@ export function createReportActivities(deps: ActivityDeps) {
         );
       if (outcomesCount.not_reviewed > 0)
         partialReasons.push(`${outcomesCount.not_reviewed} proposals were not reviewed and were not written`);
+      if (input.incremental?.failSafe) partialReasons.push(input.incremental.failSafe);
       if (input.breakerTripped) {
         const why = input.retired.map(
           (r) =>
@@ -167,6 +191,7 @@ export function createReportActivities(deps: ActivityDeps) {
         modelUsage: usage.report(input.requested),
         ...(input.humanReview ? { humanReview: input.humanReview } : {}),
         ...(input.deferred ? { deferred: input.deferred } : {}),
+        ...(input.incremental ? { incremental: input.incremental } : {}),
         proposals: kept,
         proposalsTruncated: Math.max(0, total - limit),
         executions: input.executions,
@@ -176,6 +201,28 @@ export function createReportActivities(deps: ActivityDeps) {
       return report;
     },
   };
+}
+
+/** `base` plus `plus` minus `minus`, figure by figure (a catalog's figures after the pages' writes). */
+function combineStats(base: CatalogStats, plus: CatalogStats, minus: CatalogStats): CatalogStats {
+  const out = emptyStats();
+  addStats(out, base);
+  addStats(out, plus);
+  const neg: CatalogStats = {
+    describable: -minus.describable,
+    described: -minus.described,
+    sources: {
+      human: -minus.sources.human,
+      inherited: -minus.sources.inherited,
+      derived: -minus.sources.derived,
+      model: -minus.sources.model,
+    },
+    restatements: -minus.restatements,
+    piiLooking: -minus.piiLooking,
+    tagged: -minus.tagged,
+  };
+  addStats(out, neg);
+  return out;
 }
 
 /** Sums of the sweep's model calls, by agent and by endpoint. */

@@ -5,6 +5,7 @@ import { AuditLog, type AppliedBy, type AuditEntry } from './audit-log';
 import { auditFileFor } from './catalog-access';
 import { FileLedger, type StoreKind, type SweepLedger, type SweepMeta } from './ledger';
 import { readJson, safeName, writeFileAtomic } from './paths';
+import { fileMemory, type MemoryBook } from './memory';
 
 /** The audit trail of one catalog: append-only lines, the applied-proposal index, which pages are fully logged. */
 export interface AuditTrail {
@@ -46,6 +47,8 @@ export interface StateStore {
   readonly usage: UsageBook;
   /** What batch answers took of their output reserve, per model and task (activities/model/calibration.ts). */
   readonly calibration: CalibrationBook;
+  /** What earlier sweeps decided per catalog and entity, with the fingerprints it rests on (activities/memory.ts). */
+  readonly memory: MemoryBook;
   /** Model-call limits shared by every worker of the store (PostgreSQL); absent: each worker keeps its own. */
   readonly fleet?: FleetGate;
   close(): Promise<void>;
@@ -172,6 +175,7 @@ export function fileStateStore(stateDir: string): StateStore {
     exclusive: localExclusive,
     usage: fileUsage(stateDir),
     calibration: fileCalibration(stateDir),
+    memory: fileMemory(stateDir, localExclusive),
     close: () => Promise.resolve(),
   };
 }

@@ -3,6 +3,7 @@ import { createAgentActivities } from './agent-activities';
 import { createReviewActivities } from './review-activities';
 import { createWriteActivities } from './write-activities';
 import { createReportActivities } from './report-activities';
+import { createIncrementalActivities } from './incremental-activities';
 import type { ActivityDeps } from './sweep-context';
 
 export type { ActivityDeps };
@@ -15,6 +16,7 @@ export function createSweepActivities(deps: ActivityDeps) {
     ...createReviewActivities(deps),
     ...createWriteActivities(deps),
     ...createReportActivities(deps),
+    ...createIncrementalActivities(deps),
   };
 }
 

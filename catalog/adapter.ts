@@ -84,6 +84,12 @@ export interface CatalogAdapter {
       beforeCommit?: (outcomes: RepairOutcome[]) => Promise<void>;
     },
   ): Promise<RepairOutcome[]>;
+  /**
+   * Each entity's own fingerprint, from what judgment reads of it (columns, types, keys, descriptions, tags,
+   * exceptions, lineage, SQL): equal exactly when that is unchanged. `ids`: only these (one round trip, not one
+   * per entity). Absent: ARGUS digests the entity as read.
+   */
+  fingerprints?(ids: readonly string[]): Promise<Map<string, string>>;
   /** Take recorded writes back, newest first as given; a value changed since is left alone (`conflict`). */
   revertRepairs(batch: RevertRequest[]): Promise<RevertOutcome[]>;
   /**

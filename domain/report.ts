@@ -79,6 +79,33 @@ export interface DeferredEntities {
   plan: string;
 }
 
+/**
+ * What the sweep's memory of earlier decisions did (entity counts): `new` (never judged under this judgment key),
+ * `changed` (its fingerprint or a neighbour's it reads changed), `unchanged`, `gone` (remembered, no longer in
+ * the catalog), `carriedOver` (unchanged with every decision final: not judged again). `rounds`: passes over the
+ * entities (a pass re-judges what the previous pass's writes changed, at most MAX_ROUNDS).
+ */
+export interface IncrementalSummary {
+  new: number;
+  changed: number;
+  unchanged: number;
+  gone: number;
+  carriedOver: number;
+  /** Entities judged in the first pass: new, changed, and unchanged ones with a decision still open. */
+  judged: number;
+  /** `false`: the sweep was asked to judge everything (`"incremental": false`, `--full`). */
+  incremental: boolean;
+  rounds: number;
+  /** Entities judged again in later passes because a write of this sweep changed their evidence. */
+  rejudged: number;
+  /** Entities whose evidence the last pass's writes changed: judged again by the next sweep. */
+  unsettled: number;
+  /** Why the memory was not used, or what else a reader should know (memory unreadable, judgment changed…). */
+  note?: string;
+  /** Set when the fail-safe tripped: the gone entities were kept in memory and the run is partial. */
+  failSafe?: string;
+}
+
 export interface SweepReport {
   reportVersion: 1;
   sweepId: string;
@@ -120,6 +147,8 @@ export interface SweepReport {
   deferred?: DeferredEntities;
   /** With human review: how many proposals waited for people, what they decided, how long the sweep waited. */
   humanReview?: HumanReviewSummary;
+  /** What was new, changed, unchanged and gone since the memory of this catalog was written, and what was carried over. */
+  incremental?: IncrementalSummary;
   proposals: ReportProposal[];
   proposalsTruncated: number;
   reportFile: string;

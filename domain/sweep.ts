@@ -187,6 +187,17 @@ export const SweepInput = z
       .object({ rows: z.number().int().min(5).max(100).default(20) })
       .strict()
       .optional(),
+    /**
+     * Remember decisions across sweeps (on unless false): an entity whose fingerprint (its own catalog record
+     * and those of the entities its evidence reads) and the sweep's judgment key are unchanged since a final
+     * decision is not proposed, reviewed or paid for again. `false` (the CLI's `--full`) judges everything.
+     */
+    incremental: z.boolean().default(true),
+    /**
+     * The fail-safe: when more than this share of the entities remembered from earlier sweeps are gone, the
+     * sweep keeps their memory (a wrong schema list or a half-built dbt target must not erase it) and ends partial.
+     */
+    goneLimit: z.number().min(0).max(1).default(0.5),
   })
   .strict()
   .superRefine((v, ctx) => {
@@ -263,3 +274,28 @@ export const HumanDecision = z
 export type HumanDecision = z.infer<typeof HumanDecision>;
 
 export { ProposalChange };
+
+/** What decides a sweep's outcome besides the catalog (never a secret: model ids, not keys or URLs). */
+export interface JudgmentSettings {
+  agentBackend: 'rules' | 'model';
+  agents: string[];
+  review: 'mechanical' | 'model';
+  /** The endpoints' model ids, in order. */
+  models: string[];
+  humanReviewKinds?: string[];
+  overwriteHumanText: boolean;
+  sampleRows?: number;
+}
+
+/** The judgment settings of a parsed sweep input (with the rules' version, they make its judgment key). */
+export function judgmentSettingsOf(cfg: SweepConfig): JudgmentSettings {
+  return {
+    agentBackend: cfg.agentBackend,
+    agents: cfg.agents,
+    review: cfg.review,
+    models: cfg.endpoints.map((e) => e.model),
+    ...(cfg.humanReview ? { humanReviewKinds: cfg.humanReview.kinds } : {}),
+    overwriteHumanText: cfg.overwriteHumanText,
+    ...(cfg.sampleValues ? { sampleRows: cfg.sampleValues.rows } : {}),
+  };
+}

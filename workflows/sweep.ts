@@ -15,9 +15,16 @@ import {
   log,
   patched,
 } from '@temporalio/workflow';
-import { parseSweepInput, durationMs, effectivePageSize, ReviewDecisions, type SweepConfig } from '../domain/sweep';
+import {
+  parseSweepInput,
+  durationMs,
+  effectivePageSize,
+  judgmentSettingsOf,
+  ReviewDecisions,
+  type SweepConfig,
+} from '../domain/sweep';
 import type { EntityFailure, AgentName } from '../domain/proposal';
-import type { DeferredEntities, RetiredEndpoint, SweepReport } from '../domain/report';
+import type { DeferredEntities, IncrementalSummary, RetiredEndpoint, SweepReport } from '../domain/report';
 import { FailureType, arbiterWorkflowId } from '../domain/ids';
 import { catalogActivities, reportActivities, CATALOG_OPTIONS, REPORT_OPTIONS } from './activities';
 import { arbiterWorkflow } from './arbiter';
@@ -49,6 +56,8 @@ export interface SweepCarry {
   review?: ReviewCarry;
   /** fitBudget: what the plan left for the next sweep (a count and the first ids). */
   deferred?: DeferredEntities;
+  /** Memory across sweeps (patch incremental-v1): what change detection found and the passes run so far. */
+  incremental?: IncrementalCarry;
   counts: {
     approved: number;
     rejected: number;
@@ -58,6 +67,22 @@ export interface SweepCarry {
     pagesDone: number;
   };
 }
+
+/** What change detection found, and the sweep's passes: each pass's first page and entity count (bounded by MAX_ROUNDS). */
+export interface IncrementalCarry {
+  summary: Omit<IncrementalSummary, 'rounds' | 'rejudged' | 'unsettled'>;
+  rounds: { firstPage: number; count: number }[];
+  /** Writes counted when the current pass started: a pass that wrote nothing ends the sweep's passes. */
+  writtenAtRoundStart: number;
+  unsettled: number;
+}
+
+/**
+ * Passes over the catalog a sweep makes at most: the first, then at most two that re-judge the entities whose
+ * evidence the previous pass's writes changed (a description inherited onto a view makes its column a PII
+ * candidate). What the last pass's writes changed is counted as `unsettled` and judged by the next sweep.
+ */
+export const MAX_ROUNDS = 3;
 
 const MAX_CARRIED_FAILURES = 200;
 /** Proposals one sweep parks for people; past it they stay not reviewed (said so), so nothing here grows unbounded. */
@@ -232,6 +257,40 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
       retired: [],
       counts: { approved: 0, rejected: 0, notReviewed: 0, written: 0, entitiesDone: 0, pagesDone: 0 },
     };
+    if (patched('incremental-v1')) {
+      // Change detection before any judgment: what is new or changed since the memory, and what is carried over.
+      const d = await catalogActivities.detectChanges.executeWithOptions(
+        { ...REPORT_OPTIONS, summary: cfg.incremental ? 'detect what changed since the last sweep' : 'fingerprint the catalog (full sweep)' },
+        [
+          {
+            ledgerKey,
+            round: 0,
+            incremental: cfg.incremental,
+            goneLimit: cfg.goneLimit,
+            judgment: judgmentSettingsOf(cfg),
+          },
+        ],
+      );
+      state.entityCount = d.toJudge;
+      state.pageSize = effectivePageSize(cfg.pageSize, d.toJudge);
+      state.pageCount = Math.ceil(d.toJudge / state.pageSize);
+      state.incremental = {
+        summary: {
+          new: d.new,
+          changed: d.changed,
+          unchanged: d.unchanged,
+          gone: d.gone,
+          carriedOver: d.carriedOver,
+          judged: d.toJudge,
+          incremental: cfg.incremental,
+          ...(d.note ? { note: d.note } : {}),
+          ...(d.failSafe ? { failSafe: d.failSafe } : {}),
+        },
+        rounds: [{ firstPage: 0, count: d.toJudge }],
+        writtenAtRoundStart: 0,
+        unsettled: 0,
+      };
+    }
     if (cfg.fitBudget) {
       // Plan before any call; sweep what fits (the plan stores the choice as the sweep's selection).
       const plan = await modelActivities(cfg).planSweep.executeWithOptions(
@@ -241,6 +300,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
       state.entityCount = plan.fitting;
       state.pageSize = effectivePageSize(cfg.pageSize, plan.fitting);
       state.pageCount = Math.ceil(plan.fitting / state.pageSize);
+      if (state.incremental) state.incremental.rounds = [{ firstPage: 0, count: plan.fitting }];
       if (plan.deferred > 0)
         state.deferred = { count: plan.deferred, first: plan.firstDeferred, verdict: plan.verdict, plan: plan.text };
     }
@@ -464,9 +524,21 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
         `${state.counts.rejected} rejected, ${state.counts.notReviewed} not reviewed, ${state.counts.written} written`,
     );
 
+  /** The pass a page belongs to: its first page, its entity count, and the page's place in it. */
+  const passOf = (pageIndex: number) => {
+    const rounds = state.incremental?.rounds ?? [{ firstPage: 0, count: state.entityCount }];
+    let round = 0;
+    rounds.forEach((r, i) => {
+      if (pageIndex >= r.firstPage) round = i;
+    });
+    const r = rounds[round]!;
+    return { round, firstPage: r.firstPage, offset: (pageIndex - r.firstPage) * state.pageSize, count: r.count };
+  };
+
   async function processPage(pageIndex: number): Promise<void> {
-    const first = pageIndex * state.pageSize;
-    const size = Math.min(state.pageSize, state.entityCount - first);
+    const pass = passOf(pageIndex);
+    const first = pass.offset;
+    const size = Math.min(state.pageSize, pass.count - first);
     // The page's ids travel through the history only when model agents fan out per entity; the other
     // activities read them from the ledger, so no history grows with the catalog.
     const perEntity = cfg.agentBackend === 'model';
@@ -481,6 +553,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
             pageIndex,
             pageSize: state.pageSize,
             ...(perEntity ? { withIds: true } : {}),
+            ...(pass.round > 0 ? { round: pass.round, firstPage: pass.firstPage } : {}),
           },
         ],
       );
@@ -551,7 +624,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
         addFailures(pageEntities(ids, first, loaded).map((entity) => ({ entity, stage: 'review' as const, ...f })));
         log.warn('parking for human review failed for page; nothing of it is written', { pageIndex, error: f.message });
         state.counts.pagesDone++;
-        state.counts.entitiesDone += size;
+        if (pass.round === 0) state.counts.entitiesDone += size;
         return;
       }
     }
@@ -575,7 +648,7 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
       addFailures(pageEntities(ids, first, loaded).map((entity) => ({ entity, stage: 'write' as const, ...f })));
     }
     state.counts.pagesDone++;
-    state.counts.entitiesDone += size;
+    if (pass.round === 0) state.counts.entitiesDone += size;
     Object.assign(progress, {
       pagesDone: state.counts.pagesDone,
       entitiesDone: state.counts.entitiesDone,
@@ -588,18 +661,46 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     showProgress();
   }
 
-  // Bounded fan-out: at most `concurrency` pages in flight, and at most `pagesPerRun` pages per execution.
-  const lastPage = Math.min(state.pageCount, state.nextPage + cfg.pagesPerRun);
-  let cursor = state.nextPage;
-  const lanes = Array.from({ length: Math.min(cfg.concurrency, Math.max(1, lastPage - cursor)) }, async () => {
-    while (cursor < lastPage) {
-      const page = cursor++;
-      await processPage(page);
+  /**
+   * The next pass, when the one just finished wrote something: the entities whose fingerprint its writes changed
+   * (and their readers) are judged again, so that one sweep reaches its fixed point. Returns whether one starts.
+   */
+  async function nextPass(): Promise<boolean> {
+    const inc = state.incremental;
+    if (!inc || cfg.dryRun || state.counts.written === inc.writtenAtRoundStart) return false;
+    const round = inc.rounds.length;
+    const d = await catalogActivities.detectChanges.executeWithOptions(
+      { ...REPORT_OPTIONS, summary: `pass ${round + 1}: what this sweep's writes changed` },
+      [{ ledgerKey: state.ledgerKey, round }],
+    );
+    inc.writtenAtRoundStart = state.counts.written;
+    if (d.toJudge === 0) return false;
+    if (round >= MAX_ROUNDS) {
+      inc.unsettled = d.toJudge;
+      return false;
     }
-  });
-  showProgress();
-  await Promise.all(lanes);
-  state.nextPage = lastPage;
+    inc.rounds.push({ firstPage: state.pageCount, count: d.toJudge });
+    state.pageCount += Math.ceil(d.toJudge / state.pageSize);
+    progress.pageCount = state.pageCount;
+    return true;
+  }
+
+  // Bounded fan-out: at most `concurrency` pages in flight, and at most `pagesPerRun` pages per execution.
+  const runStart = state.nextPage;
+  for (;;) {
+    const lastPage = Math.min(state.pageCount, runStart + cfg.pagesPerRun);
+    let cursor = state.nextPage;
+    const lanes = Array.from({ length: Math.min(cfg.concurrency, Math.max(1, lastPage - cursor)) }, async () => {
+      while (cursor < lastPage) {
+        const page = cursor++;
+        await processPage(page);
+      }
+    });
+    showProgress();
+    await Promise.all(lanes);
+    state.nextPage = lastPage;
+    if (state.nextPage < state.pageCount || !(await nextPass())) break;
+  }
 
   // Let in-flight update handlers finish before this execution ends or continues as new.
   await condition(allHandlersFinished);
@@ -614,6 +715,34 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
   await condition(allHandlersFinished);
 
   progress.phase = 'reporting';
+  let incremental: IncrementalSummary | undefined;
+  if (state.incremental) {
+    const inc = state.incremental;
+    incremental = {
+      ...inc.summary,
+      rounds: inc.rounds.length,
+      rejudged: inc.rounds.slice(1).reduce((n, r) => n + r.count, 0),
+      unsettled: inc.unsettled,
+    };
+    try {
+      await catalogActivities.rememberSweep.executeWithOptions(
+        { ...REPORT_OPTIONS, summary: cfg.dryRun ? 'dry run: remember nothing' : 'remember what this sweep decided' },
+        [
+          {
+            ledgerKey: state.ledgerKey,
+            sweepId,
+            roundFirstPages: inc.rounds.map((r) => r.firstPage),
+            failedEntities: state.failures.map((f) => f.entity),
+            dryRun: cfg.dryRun,
+          },
+        ],
+      );
+    } catch (err) {
+      // The sweep's work stands; only the next sweep loses the shortcut, and the report says so.
+      const f = failureOf(err);
+      incremental.note = `${incremental.note ? `${incremental.note}; ` : ''}the memory could not be saved (${f.message.slice(0, 300)}): the next sweep judges these entities again`;
+    }
+  }
   const breakerTripped = rotation.breakerTripped && (cfg.review === 'model' || cfg.agentBackend === 'model');
   progress.breakerTripped = breakerTripped;
   const report = await reportActivities.finalizeSweep.executeWithOptions(
@@ -632,6 +761,9 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
         executions: state.execution,
         extraPartialReasons: [],
         ...(state.deferred ? { deferred: state.deferred } : {}),
+        ...(incremental && state.incremental
+          ? { incremental, roundFirstPages: state.incremental.rounds.map((r) => r.firstPage) }
+          : {}),
         ...(cfg.humanReview
           ? {
               humanReview: {
@@ -659,6 +791,19 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
           ? `everything it chose to do was done; ${report.deferred.count} entities deferred to the next sweep to fit the model budget`
           : 'everything asked was done',
       ...(report.deferred ? { deferred: report.deferred.count } : {}),
+      ...(report.incremental
+        ? {
+            incremental: {
+              new: report.incremental.new,
+              changed: report.incremental.changed,
+              unchanged: report.incremental.unchanged,
+              gone: report.incremental.gone,
+              carriedOver: report.incremental.carriedOver,
+              rounds: report.incremental.rounds,
+              ...(report.incremental.failSafe ? { failSafe: report.incremental.failSafe.slice(0, 500) } : {}),
+            },
+          }
+        : {}),
       fullReport: `argus report ${sweepId} --format html --out report.html (or the file ${report.reportFile})`,
       reportFile: report.reportFile,
       partial: report.partial,
@@ -699,6 +844,10 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
       '\n\n' +
       `${report.entities.processed}/${report.entities.requested} entities processed; approved ${report.outcomes.approved}, ` +
       `rejected ${report.outcomes.rejected}, not reviewed ${report.outcomes.not_reviewed}; written ${report.written}.\n\n` +
+      (report.incremental
+        ? `Since the last sweep: ${report.incremental.new} new, ${report.incremental.changed} changed, ` +
+          `${report.incremental.unchanged} unchanged (${report.incremental.carriedOver} carried over), ${report.incremental.gone} gone.\n\n`
+        : '') +
       `Full report: \`argus report ${sweepId} --format html --out report.html\` (file: ${report.reportFile}). ` +
       "The same verdict is kept in this run's memo (summary), readable after the worker stops.",
   );

@@ -1,0 +1,305 @@
+import type { CatalogAdapter } from '../catalog/adapter';
+import type { CatalogEntity } from '../domain/catalog';
+import type { Outcome } from '../domain/proposal';
+import { catalogStats, addStats, emptyStats, type CatalogStats } from '../judgment/catalog-stats';
+import { effectiveFingerprints, entityFingerprint, readsOf } from '../judgment/fingerprint';
+import type { CatalogContext } from '../judgment/catalog-context';
+import { catalogContext } from './catalog-access';
+import { judgmentKey, type JudgmentSettings } from './judgment-key';
+import { MEMORY_DECISIONS_PER_ENTITY, type MemoryEntry, type MemoryRead, type RememberedDecision } from './memory';
+import { sweepContext, type ActivityDeps } from './sweep-context';
+import type { StateStore } from './state-store';
+
+/** Entities read at once while fingerprinting a catalog. */
+const SCAN_CHUNK = 1000;
+
+/** What the first pass's detection stored for the rest of the sweep (the report, the memory's update). */
+export interface IncrementalDoc {
+  judgmentKey: string;
+  memoryKey: string;
+  incremental: boolean;
+  /** Start the memory afresh when saving (it was untrusted, absent, or under another judgment key). */
+  replace: boolean;
+  counts: { new: number; changed: number; unchanged: number; gone: number; carriedOver: number; judged: number };
+  /** Ids remembered but gone (bounded: the memory update deletes them; beyond the bound they simply stay). */
+  goneIds: string[];
+  note?: string;
+  failSafe?: string;
+}
+
+export const incrementalDocName = 'incremental';
+export const fingerprintsDocName = (round: number) => `fingerprints-${round}`;
+export const selectionDocName = (round: number) => `selection-${round}`;
+export const statsBeforeDocName = 'stats-before';
+const MAX_GONE_IDS = 100_000;
+
+/**
+ * Every entity's effective fingerprint (its own and those its evidence reads, transitively), read through the
+ * adapter in chunks; with `stats`, the catalog's coverage figures on the way. Invalid records get a fingerprint
+ * of their own (they are judged, and fail, every time).
+ */
+export async function scanCatalog(
+  catalog: CatalogAdapter,
+  ids: readonly string[],
+  ctx: CatalogContext,
+  withStats: boolean,
+): Promise<{ fingerprints: Map<string, string>; stats: CatalogStats }> {
+  const own = new Map<string, string>();
+  const reads = new Map<string, { entities: string[]; names: string[] }>();
+  const stats = emptyStats();
+  for (let i = 0; i < ids.length; i += SCAN_CHUNK) {
+    const chunk = ids.slice(i, i + SCAN_CHUNK);
+    const [{ entities, invalid }, cheap] = await Promise.all([
+      catalog.getEntities([...chunk]),
+      catalog.fingerprints ? catalog.fingerprints(chunk) : Promise.resolve(undefined),
+    ]);
+    for (const e of entities as CatalogEntity[]) {
+      own.set(e.id, cheap?.get(e.id) ?? entityFingerprint(e));
+      reads.set(e.id, readsOf(e, ctx));
+    }
+    for (const bad of invalid) own.set(bad.id, `invalid`);
+    if (withStats) addStats(stats, catalogStats(entities));
+  }
+  return { fingerprints: effectiveFingerprints(own, reads), stats };
+}
+
+/** Load a catalog's memory; a store that cannot read it yields `untrusted`, never an error. */
+async function loadMemory(store: StateStore, key: string): Promise<MemoryRead> {
+  try {
+    return await store.memory.load(key);
+  } catch (e) {
+    return { status: 'untrusted', why: `the memory could not be read (${(e as Error).message.slice(0, 300)})` };
+  }
+}
+
+/**
+ * Compare a catalog's fingerprints with its memory: what is new, changed, unchanged, gone, and which entities
+ * need judging (everything not carried over). Pure apart from its inputs; shared by the sweep and the plan.
+ */
+export function classify(
+  ids: readonly string[],
+  fingerprints: ReadonlyMap<string, string>,
+  memory: MemoryRead,
+  opts: { judgmentKey: string; incremental: boolean; goneLimit: number },
+): Omit<IncrementalDoc, 'memoryKey'> & { toJudge: string[] } {
+  const doc = memory.status === 'ok' ? memory.doc : undefined;
+  const sameKey = doc?.judgmentKey === opts.judgmentKey;
+  const carry = opts.incremental && sameKey;
+  const counts = { new: 0, changed: 0, unchanged: 0, gone: 0, carriedOver: 0, judged: 0 };
+  const toJudge: string[] = [];
+  const present = new Set(ids);
+  for (const id of ids) {
+    const e = doc?.entities[id];
+    if (!e) counts.new++;
+    else if (e.fp !== fingerprints.get(id)) counts.changed++;
+    else {
+      counts.unchanged++;
+      if (carry && e.final) {
+        counts.carriedOver++;
+        continue;
+      }
+    }
+    toJudge.push(id);
+  }
+  counts.judged = toJudge.length;
+  const goneIds = doc ? Object.keys(doc.entities).filter((id) => !present.has(id)) : [];
+  counts.gone = goneIds.length;
+  const remembered = doc ? Object.keys(doc.entities).length : 0;
+  let note: string | undefined;
+  if (memory.status === 'untrusted') note = `memory not used: ${memory.why}; every entity judged, the memory rewritten`;
+  else if (memory.status === 'none') note = 'no memory of this catalog yet: every entity judged';
+  else if (!sameKey)
+    note =
+      'the judgment changed since the memory was written (rules, prompts, models, review mode or settings): every entity judged';
+  else if (!opts.incremental) note = 'a full sweep ("incremental": false): every entity judged';
+  const failSafe =
+    remembered > 0 && counts.gone / remembered > opts.goneLimit
+      ? `${counts.gone} of the ${remembered} entities remembered from earlier sweeps are gone (more than ` +
+        `${Math.round(opts.goneLimit * 100)} %): they were not treated as deleted and their memory was kept; ` +
+        'check the schema list, the dbt target or the catalog file'
+      : undefined;
+  return {
+    judgmentKey: opts.judgmentKey,
+    incremental: opts.incremental,
+    replace: memory.status !== 'ok' || !sameKey,
+    counts,
+    goneIds: goneIds.slice(0, MAX_GONE_IDS),
+    ...(note ? { note } : {}),
+    ...(failSafe ? { failSafe } : {}),
+    toJudge,
+  };
+}
+
+/**
+ * What a sweep of `catalog` would judge, without a ledger (`argus sweep plan`): its fingerprints against the
+ * catalog's memory. Reads the memory, writes nothing.
+ */
+export async function previewChanges(
+  store: StateStore,
+  catalog: CatalogAdapter,
+  catalogName: string,
+  opts: { judgment: JudgmentSettings; incremental: boolean; goneLimit: number },
+): Promise<ReturnType<typeof classify>> {
+  const ctx = await catalogContext(catalog);
+  const ids = (await catalog.snapshot()).ids;
+  const { fingerprints } = await scanCatalog(catalog, ids, ctx, false);
+  const memory = await loadMemory(store, store.auditKey(catalog.identity, catalogName));
+  return classify(ids, fingerprints, memory, {
+    judgmentKey: judgmentKey(opts.judgment),
+    incremental: opts.incremental,
+    goneLimit: opts.goneLimit,
+  });
+}
+
+/** A proposal's decision as memory keeps it, when it is final (approved and in the catalog, or rejected). */
+function finalDecision(o: Outcome | undefined, inCatalog: boolean): 'approved' | 'rejected' | undefined {
+  if (o?.decision === 'rejected') return 'rejected';
+  if (o?.decision === 'approved' && inCatalog) return 'approved';
+  return undefined;
+}
+
+/** Change detection up front, passes that reach the fixed point, and the memory's update at the end. */
+export function createIncrementalActivities(deps: ActivityDeps) {
+  const { store, ledgerFor, catalogOf } = sweepContext(deps);
+  return {
+    /**
+     * Pass 0: fingerprint every entity, compare with the catalog's memory, store what needs judging as the
+     * sweep's selection and the catalog's figures before the sweep. Pass k > 0: the entities whose fingerprint
+     * changed since pass k-1 (this sweep's writes changed their evidence) become pass k's selection. Returns counts.
+     */
+    async detectChanges(input: {
+      ledgerKey: string;
+      round: number;
+      incremental?: boolean;
+      goneLimit?: number;
+      judgment?: JudgmentSettings;
+    }): Promise<{
+      toJudge: number;
+      new: number;
+      changed: number;
+      unchanged: number;
+      gone: number;
+      carriedOver: number;
+      note?: string;
+      failSafe?: string;
+    }> {
+      const ledger = ledgerFor(input.ledgerKey);
+      const { meta, catalog } = await catalogOf(ledger);
+      const ctx = await catalogContext(catalog);
+      const ids = (await catalog.snapshot()).ids;
+      const { fingerprints, stats } = await scanCatalog(catalog, ids, ctx, input.round === 0);
+      await ledger.writeDoc(fingerprintsDocName(input.round), Object.fromEntries(fingerprints));
+      if (input.round > 0) {
+        const before = (await ledger.doc<Record<string, string>>(fingerprintsDocName(input.round - 1))) ?? {};
+        const changed = ids.filter((id) => before[id] !== fingerprints.get(id));
+        await ledger.writeDoc(selectionDocName(input.round), changed);
+        return { toJudge: changed.length, new: 0, changed: changed.length, unchanged: 0, gone: 0, carriedOver: 0 };
+      }
+      await ledger.writeDoc(statsBeforeDocName, stats);
+      const memoryKey = meta.auditFile;
+      const memory = await loadMemory(store, memoryKey);
+      const jk = judgmentKey(
+        input.judgment ?? {
+          agentBackend: 'rules',
+          agents: [],
+          review: 'mechanical',
+          models: [],
+          overwriteHumanText: false,
+        },
+      );
+      const { toJudge, ...doc } = classify(ids, fingerprints, memory, {
+        judgmentKey: jk,
+        incremental: input.incremental ?? true,
+        goneLimit: input.goneLimit ?? 0.5,
+      });
+      await ledger.writeSelection(toJudge);
+      await ledger.writeDoc(selectionDocName(0), toJudge);
+      await ledger.writeDoc(incrementalDocName, { ...doc, memoryKey } satisfies IncrementalDoc);
+      return {
+        toJudge: toJudge.length,
+        ...doc.counts,
+        ...(doc.note ? { note: doc.note } : {}),
+        ...(doc.failSafe ? { failSafe: doc.failSafe } : {}),
+      };
+    },
+
+    /**
+     * Remember what this sweep decided: per entity judged, the fingerprint of its last pass and its decisions,
+     * final or not; entities gone are forgotten unless the fail-safe tripped. A dry run remembers nothing.
+     * Idempotent: a retry saves the same update.
+     */
+    async rememberSweep(input: {
+      ledgerKey: string;
+      sweepId: string;
+      /** The first page of each pass, in order. */
+      roundFirstPages: number[];
+      /** Entities a whole activity failed for (the workflow's failures): their decisions stay open. */
+      failedEntities: string[];
+      dryRun: boolean;
+    }): Promise<{ remembered: number; forgotten: number }> {
+      if (input.dryRun) return { remembered: 0, forgotten: 0 };
+      const ledger = ledgerFor(input.ledgerKey);
+      const inc = await ledger.doc<IncrementalDoc>(incrementalDocName);
+      if (!inc) return { remembered: 0, forgotten: 0 };
+      const fps: Record<string, string>[] = [];
+      for (let r = 0; r < input.roundFirstPages.length; r++)
+        fps.push((await ledger.doc<Record<string, string>>(fingerprintsDocName(r))) ?? {});
+      const roundOf = (page: number) => {
+        let r = 0;
+        input.roundFirstPages.forEach((first, i) => {
+          if (page >= first) r = i;
+        });
+        return r;
+      };
+      const failed = new Set(input.failedEntities);
+      const entries: Record<string, MemoryEntry> = {};
+      const decisions = new Map<string, Map<string, RememberedDecision>>();
+      for (const n of await ledger.pageNumbers()) {
+        let ids: string[];
+        try {
+          ids = await ledger.pageIds(n);
+        } catch {
+          continue; // the page never loaded: its entities stay as the memory had them
+        }
+        const round = roundOf(n);
+        const outcomes = new Map((await ledger.outcomes(n).catch(() => [] as Outcome[])).map((o) => [o.proposalId, o]));
+        const w = await ledger.allWrites(n).catch(() => undefined);
+        const inCatalog = new Set([...(w?.written ?? []), ...(w?.already ?? []), ...(w?.keptHuman ?? [])]);
+        const pageFailed = new Set((await ledger.failures(n)).map((f) => f.entity));
+        const open = new Set<string>();
+        for (const p of await ledger.proposals(n).catch(() => [])) {
+          const o = outcomes.get(p.id);
+          const d = finalDecision(o, inCatalog.has(p.id));
+          if (!d) {
+            open.add(p.entityId);
+            continue;
+          }
+          let m = decisions.get(p.entityId);
+          if (!m) decisions.set(p.entityId, (m = new Map()));
+          m.delete(p.id);
+          m.set(p.id, [p.id, d, o!.reviewer.startsWith('human:') ? 'human' : o!.reviewer]);
+        }
+        for (const id of ids) {
+          const fp = fps[round]?.[id];
+          if (fp === undefined) continue;
+          const d = [...(decisions.get(id)?.values() ?? [])].slice(-MEMORY_DECISIONS_PER_ENTITY);
+          entries[id] = {
+            fp,
+            final: !open.has(id) && !pageFailed.has(id) && !failed.has(id),
+            sweep: input.sweepId,
+            ...(d.length ? { d } : {}),
+          };
+        }
+      }
+      const deletes = inc.failSafe ? [] : inc.goneIds;
+      await store.memory.save(inc.memoryKey, {
+        judgmentKey: inc.judgmentKey,
+        sweepId: input.sweepId,
+        replace: inc.replace,
+        upserts: entries,
+        deletes,
+      });
+      return { remembered: Object.keys(entries).length, forgotten: deletes.length };
+    },
+  };
+}

@@ -1,0 +1,127 @@
+import * as path from 'node:path';
+import { readJson, safeName, writeFileAtomic } from './paths';
+
+/** The memory format this ARGUS writes; memory written by a newer one is not trusted (judged anew, rewritten). */
+export const MEMORY_VERSION = 1;
+/** Decisions kept per entity: a wide table's tags beyond it are simply proposed and decided again. */
+export const MEMORY_DECISIONS_PER_ENTITY = 200;
+
+/** A remembered decision: proposal id, outcome, the stage that decided it (gate, model, human). */
+export type RememberedDecision = [proposalId: string, decision: 'approved' | 'rejected', stage: string];
+
+/** What ARGUS remembers of one entity: the fingerprint its decisions rest on, whether they are all final. */
+export interface MemoryEntry {
+  fp: string;
+  /** Every proposal was approved and written (or already there), or rejected; no failure, nothing left open. */
+  final: boolean;
+  /** The sweep that last judged it. */
+  sweep: string;
+  d?: RememberedDecision[];
+}
+
+/** One catalog's memory: for one judgment key, every entity's entry. */
+export interface MemoryDoc {
+  format: 'argus-memory';
+  version: number;
+  /** The catalog's audit key (its identity): memory for another catalog is never used. */
+  catalogKey: string;
+  judgmentKey: string;
+  sweepId: string;
+  savedAt: string;
+  entities: Record<string, MemoryEntry>;
+}
+
+/** A load: the memory, none yet, or a reason it cannot be trusted (unreadable, newer, another catalog). */
+export type MemoryRead = { status: 'ok'; doc: MemoryDoc } | { status: 'none' } | { status: 'untrusted'; why: string };
+
+/** Changes a sweep makes to a catalog's memory. `replace`: start from nothing (judgment changed, memory untrusted). */
+export interface MemoryUpdate {
+  judgmentKey: string;
+  sweepId: string;
+  replace: boolean;
+  upserts: Record<string, MemoryEntry>;
+  deletes: string[];
+}
+
+/**
+ * Memory across sweeps, per catalog (keyed by its audit key), shared by every worker of a store: the file store
+ * keeps one file per catalog, PostgreSQL one row per entity. Reading it never fails a sweep: anything that cannot
+ * be trusted comes back `untrusted`, and the sweep judges everything and rewrites it.
+ */
+export interface MemoryBook {
+  load(catalogKey: string): Promise<MemoryRead>;
+  save(catalogKey: string, update: MemoryUpdate): Promise<void>;
+  /** Forget entities (undo of a sweep that wrote to them): they are judged as new next time. */
+  forget(catalogKey: string, entityIds: readonly string[]): Promise<void>;
+}
+
+/** Check a parsed memory document; `why` when it is not one this ARGUS may trust for `catalogKey`. */
+export function checkMemoryDoc(doc: unknown, catalogKey: string): MemoryRead {
+  const d = doc as Partial<MemoryDoc> | null;
+  if (!d || typeof d !== 'object' || d.format !== 'argus-memory' || typeof d.version !== 'number')
+    return { status: 'untrusted', why: 'the memory is not an ARGUS memory document' };
+  if (d.version > MEMORY_VERSION)
+    return {
+      status: 'untrusted',
+      why: `the memory was written by a newer ARGUS (format version ${d.version}, this one reads ${MEMORY_VERSION})`,
+    };
+  if (d.catalogKey !== catalogKey)
+    return { status: 'untrusted', why: `the memory was written for another catalog (${String(d.catalogKey)})` };
+  if (!d.entities || typeof d.entities !== 'object' || typeof d.judgmentKey !== 'string')
+    return { status: 'untrusted', why: 'the memory document is incomplete' };
+  return { status: 'ok', doc: d as MemoryDoc };
+}
+
+/** Apply an update to a document (or to nothing): what both stores save. */
+export function applyMemoryUpdate(
+  old: MemoryDoc | undefined,
+  catalogKey: string,
+  u: MemoryUpdate,
+  now = new Date(),
+): MemoryDoc {
+  const keep = old && !u.replace && old.judgmentKey === u.judgmentKey ? old.entities : {};
+  const entities: Record<string, MemoryEntry> = { ...keep };
+  for (const id of u.deletes) delete entities[id];
+  Object.assign(entities, u.upserts);
+  return {
+    format: 'argus-memory',
+    version: MEMORY_VERSION,
+    catalogKey,
+    judgmentKey: u.judgmentKey,
+    sweepId: u.sweepId,
+    savedAt: now.toISOString(),
+    entities,
+  };
+}
+
+/** The file store's memory: `<state>/memory/<catalog>.json`, rewritten whole (atomically) under a local lock. */
+export function fileMemory(
+  stateDir: string,
+  lock: <T>(key: string, fn: () => Promise<T>) => Promise<T>,
+): MemoryBook {
+  const file = (key: string) => path.join(stateDir, 'memory', `${safeName(path.basename(key, '.jsonl'))}.json`);
+  const load = async (key: string): Promise<MemoryRead> => {
+    let doc: unknown;
+    try {
+      doc = await readJson<unknown>(file(key));
+    } catch (e) {
+      return { status: 'untrusted', why: `the memory file ${file(key)} is unreadable (${(e as Error).message})` };
+    }
+    return doc === undefined ? { status: 'none' } : checkMemoryDoc(doc, key);
+  };
+  return {
+    load,
+    save: (key, u) =>
+      lock(`memory:${file(key)}`, async () => {
+        const r = await load(key);
+        await writeFileAtomic(file(key), JSON.stringify(applyMemoryUpdate(r.status === 'ok' ? r.doc : undefined, key, u)));
+      }),
+    forget: (key, ids) =>
+      lock(`memory:${file(key)}`, async () => {
+        const r = await load(key);
+        if (r.status !== 'ok') return;
+        for (const id of ids) delete r.doc.entities[id];
+        await writeFileAtomic(file(key), JSON.stringify(r.doc));
+      }),
+  };
+}
