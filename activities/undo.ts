@@ -16,7 +16,8 @@ export interface UndoResult {
 
 /**
  * Undo one sweep's writes from the audit log, newest first. A value changed since the sweep wrote it is
- * left alone and reported as a conflict. Appends `undo` lines; running it twice undoes nothing more.
+ * left alone and reported as a conflict. Appends `undo` lines; running it twice undoes nothing more. The
+ * catalog's memory forgets the entities written to, so the next sweep judges them again.
  */
 export async function undoSweep(
   state: string | StateStore,
@@ -88,6 +89,8 @@ export async function undoSweep(
       lines.push({ type: 'undo', time, sweepId, proposalId: w.proposalId, entityId: w.entityId, undoneBy });
     }
     await audit.append(lines);
+    // Undone repairs may be proposed again: the memory of the entities they touched goes (judged as new next time).
+    await store.memory.forget(meta.auditFile, [...new Set(pending.map((w) => w.entityId))]);
     results.push(res);
   }
   return results;

@@ -155,6 +155,7 @@ function addSweepInputOptions(cmd: Command): Command {
       ]),
     )
     .option('--dry-run', 'review but write nothing')
+    .option('--full', 'judge every entity, not only what changed since the last sweep ("incremental": false)')
     .option('--page-size <n>', 'entities per page')
     .option('--concurrency <n>', 'pages in flight')
     .option('--task-queue <name>', 'task queue of the ARGUS workers (env ARGUS_TASK_QUEUE)', defaultTaskQueue());
@@ -208,6 +209,12 @@ function planText(p: SweepPlan): string {
     ),
     `  order: ${p.order}`,
   ];
+  if (p.incremental)
+    lines.splice(
+      1,
+      0,
+      `  since the last sweep: ${p.incremental.new} new, ${p.incremental.changed} changed, ${p.incremental.unchanged} unchanged (${p.incremental.carriedOver} carried over), ${p.incremental.gone} gone; ${p.incremental.judged} to judge`,
+    );
   if (p.firstFitting.length) lines.push(`  first swept: ${p.firstFitting.slice(0, 10).join(', ')}`);
   if (p.deferred)
     lines.push(`  deferred (${p.deferred}): ${p.firstDeferred.slice(0, 10).join(', ')}${p.deferred > 10 ? ', …' : ''}`);

@@ -7,6 +7,7 @@ import {
   modelUsageText,
   humanReviewText,
   deferredText,
+  incrementalText,
   RETIRED_HEADER,
   retiredRows,
   pct,
@@ -244,6 +245,7 @@ export function renderReportHtml(r: SweepReport, opts: { uiLink?: string } = {})
     `<p>Model usage: ${esc(modelUsageText(r))}</p>`,
     ...(humanReviewText(r) ? [`<p>Human review: ${esc(humanReviewText(r)!)}</p>`] : []),
     ...(deferredText(r) ? [`<p>Deferred: ${esc(deferredText(r)!)}</p>`] : []),
+    ...(incrementalText(r) ? [`<p>Incremental: ${esc(incrementalText(r)!)}</p>`] : []),
     `<div class="charts"><div class="chart"><strong>Outcomes per kind</strong> (approved / rejected / not reviewed)<br>${outcomesChart(
       r,
     )}</div><div class="chart"><strong>Coverage before → after</strong><br>${coverageChart(r)}</div></div>`,

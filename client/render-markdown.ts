@@ -7,6 +7,7 @@ import {
   modelUsageText,
   humanReviewText,
   deferredText,
+  incrementalText,
   RETIRED_HEADER,
   retiredRows,
   reportHeadline,
@@ -148,6 +149,8 @@ export function renderReportMarkdown(r: SweepReport, opts: { uiLink?: string } =
   if (human) out.push(`Human review: ${human}`, '');
   const deferred = deferredText(r);
   if (deferred) out.push(`Deferred: ${deferred}`, '');
+  const incremental = incrementalText(r);
+  if (incremental) out.push(`Incremental: ${incremental}`, '');
 
   const failureCount = r.failures.length + r.failuresTruncated;
   out.push(`## Failures (${failureCount})`, '');

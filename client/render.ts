@@ -77,6 +77,21 @@ export function humanReviewText(r: SweepReport): string | undefined {
   );
 }
 
+/** What the memory of earlier sweeps changed about this one, in one line (or nothing). */
+export function incrementalText(r: SweepReport): string | undefined {
+  const i = r.incremental;
+  if (!i) return undefined;
+  return (
+    `${n(i.new)} new, ${n(i.changed)} changed, ${n(i.unchanged)} unchanged, ${n(i.gone)} gone since the last sweep; ` +
+    `${n(i.carriedOver)} carried over (decided before, not judged again), ${n(i.judged)} judged` +
+    (i.incremental ? '' : ' (a full sweep)') +
+    (i.rounds > 1 ? `; ${n(i.rejudged)} judged again in ${i.rounds - 1} later pass(es) after this sweep's writes` : '') +
+    (i.unsettled > 0 ? `; ${n(i.unsettled)} changed by the last pass's writes are left for the next sweep` : '') +
+    (i.failSafe ? `; FAIL-SAFE: ${i.failSafe}` : '') +
+    (i.note ? ` (${i.note})` : '')
+  );
+}
+
 /** What a budget-fitted sweep left for the next one, in one line (or nothing). */
 export function deferredText(r: SweepReport): string | undefined {
   const d = r.deferred;
@@ -330,6 +345,8 @@ export function renderReportText(r: SweepReport, opts: { uiLink?: string } = {})
   if (human) out.push(`Human review: ${human}`);
   const deferred = deferredText(r);
   if (deferred) out.push(`Deferred: ${deferred}`);
+  const incremental = incrementalText(r);
+  if (incremental) out.push(`Incremental: ${incremental}`);
   if (r.endpoints.retired.length) {
     out.push('');
     out.push(`Retired endpoints${r.endpoints.breakerTripped ? ' (breaker tripped: every endpoint spent)' : ''}:`);

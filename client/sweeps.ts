@@ -123,6 +123,8 @@ export interface SweepInputOptions {
   endpointsFile?: string;
   review?: string;
   dryRun?: boolean;
+  /** Judge every entity, whatever the memory of earlier sweeps says (`"incremental": false`). */
+  full?: boolean;
   pageSize?: string;
   concurrency?: string;
 }
@@ -232,6 +234,7 @@ export function sweepInputFromOptions(opts: SweepInputOptions): SweepInput {
   if (opts.endpointsFile) input.endpoints = readEndpointsFile(opts.endpointsFile);
   if (opts.review) input.review = opts.review;
   if (opts.dryRun) input.dryRun = true;
+  if (opts.full) input.incremental = false;
   if (opts.pageSize) input.pageSize = positiveInt(opts.pageSize, '--page-size');
   if (opts.concurrency) input.concurrency = positiveInt(opts.concurrency, '--concurrency');
   const p = parseSweepInput(input);
