@@ -1,0 +1,168 @@
+import * as path from 'node:path';
+import { readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { useArgusWorker, copyCatalog, readCatalog, writeCatalog, runSweep, DEMO_CATALOG } from '../support/argus-worker';
+import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
+import type { SweepReport } from '../../domain/report';
+import type { EndpointConfig } from '../../domain/sweep';
+import { undoSweep } from '../../activities/undo';
+import { SK } from '../support/fake-secrets';
+
+// Memory across sweeps on the file catalog, on a real dev server (and, for model mode, a loopback provider).
+const KEY_ENV = 'ARGUS_TEST_FAKE_KEY';
+const w = useArgusWorker('tq-incremental', { ...process.env, [KEY_ENV]: `${SK}test-not-a-real-key-123456` });
+let fp: FakeProvider;
+beforeAll(async () => {
+  fp = await startFakeProvider({ port: 0 });
+});
+afterAll(async () => {
+  await fp?.close();
+});
+
+const copy = (name: string) => copyCatalog(DEMO_CATALOG, path.join(w.tw.stateDir, 'incremental', name));
+const sweepFile = (file: string, extra: Record<string, unknown> = {}) =>
+  runSweep(w, { catalog: { kind: 'file', path: file }, ...extra }, 'sweep/incremental');
+
+/** Every entity that reads `id` through recorded lineage, transitively (what its evidence may inherit from). */
+function readersOf(file: string, id: string): Set<string> {
+  const entities = readCatalog(file).entities;
+  const out = new Set<string>();
+  let frontier = [id];
+  while (frontier.length) {
+    const next = entities.filter((e) => !out.has(e.id) && e.upstream?.some((u) => frontier.includes(u))).map((e) => e.id);
+    next.forEach((n) => out.add(n));
+    frontier = next;
+  }
+  return out;
+}
+
+describe('rules and the mechanical gate', () => {
+  let file: string;
+  let night1: SweepReport;
+  let night2: SweepReport;
+  beforeAll(async () => {
+    file = copy('nights');
+    night1 = await sweepFile(file);
+    night2 = await sweepFile(file);
+  });
+
+  test('night 1 judges everything and reaches its fixed point within the sweep', () => {
+    expect(night1.incremental).toMatchObject({ new: 69, changed: 0, unchanged: 0, gone: 0, carriedOver: 0, judged: 69 });
+    expect(night1.written).toBeGreaterThan(100);
+    // What the first pass wrote was judged again in the same sweep; the last pass wrote nothing more to judge.
+    expect(night1.incremental!.rounds).toBeGreaterThan(1);
+    expect(night1.incremental!.rejudged).toBeGreaterThan(0);
+    expect(night1.incremental!.unsettled).toBe(0);
+  });
+
+  test('night 2 of an unchanged catalog judges nothing, writes nothing, and reports the same coverage', () => {
+    expect(night2.incremental).toMatchObject({ new: 0, changed: 0, unchanged: 69, gone: 0, carriedOver: 69, judged: 0 });
+    expect(night2.written).toBe(0);
+    expect(night2.outcomes).toEqual({ approved: 0, rejected: 0, not_reviewed: 0 });
+    expect(night2.partial).toBe(false);
+    expect(night2.coverage.describedBefore).toBe(night1.coverage.describedAfter);
+    expect(night2.coverage.describedAfter).toBe(night1.coverage.describedAfter);
+    expect(night2.piiGovernance.tagged).toBe(night1.piiGovernance.tagged);
+  });
+
+  test('a full sweep judges everything again and still writes nothing new', async () => {
+    const full = await sweepFile(file, { incremental: false });
+    expect(full.incremental).toMatchObject({ incremental: false, judged: 69, carriedOver: 0 });
+    expect(full.written).toBe(0);
+  });
+
+  test('an edited description re-judges that entity and the entities reading it, nothing else', async () => {
+    const c = readCatalog(file);
+    const target = c.entities.find((e) => e.id === 'raw.customers')!;
+    target.description = 'One row per customer account, as the shop front recorded it.';
+    writeCatalog(file, c);
+    const readers = readersOf(file, 'raw.customers');
+    expect(readers.size).toBeGreaterThan(0);
+    const r = await sweepFile(file);
+    expect(r.incremental!.new).toBe(0);
+    expect(r.incremental!.changed).toBeGreaterThanOrEqual(1 + readers.size);
+    // Readers through SQL or keys count too; far from the whole catalog either way.
+    expect(r.incremental!.changed).toBeLessThan(69 / 2);
+    expect(r.incremental!.carriedOver).toBe(69 - r.incremental!.changed);
+    const again = await sweepFile(file);
+    expect(again.incremental).toMatchObject({ judged: 0, carriedOver: 69 });
+  });
+});
+
+describe('what the memory never does', () => {
+  test('undo forgets what it took back, so the next sweep writes it again', async () => {
+    const file = copy('undo');
+    const first = await sweepFile(file);
+    expect(first.written).toBeGreaterThan(0);
+    await undoSweep(w.tw.stateDir, first.sweepId);
+    const again = await sweepFile(file);
+    expect(again.written).toBe(first.written);
+    expect(again.incremental!.judged).toBeGreaterThan(0);
+  });
+
+  test('unreadable memory is never a reason to skip: everything is judged, the report says why, the memory is rewritten', async () => {
+    const file = copy('corrupt');
+    await sweepFile(file);
+    const dir = path.join(w.tw.stateDir, 'memory');
+    const mine = readdirSync(dir).map((f) => path.join(dir, f));
+    for (const f of mine) writeFileSync(f, readFileSync(f, 'utf8').slice(0, 40));
+    const r = await sweepFile(file);
+    expect(r.incremental).toMatchObject({ judged: 69, carriedOver: 0 });
+    expect(r.incremental!.note).toMatch(/memory not used: .*unreadable/);
+    expect(r.written).toBe(0);
+    const after = await sweepFile(file);
+    expect(after.incremental).toMatchObject({ judged: 0, carriedOver: 69 });
+  });
+
+  test('the fail-safe: most entities gone ends partial, keeps their memory, and says why', async () => {
+    const file = copy('failsafe');
+    await sweepFile(file);
+    const whole = readFileSync(file, 'utf8');
+    const c = readCatalog(file);
+    c.entities = c.entities.slice(0, 10);
+    writeCatalog(file, c);
+    const r = await sweepFile(file);
+    expect(r.partial).toBe(true);
+    expect(r.incremental!.gone).toBe(59);
+    expect(r.incremental!.failSafe).toMatch(/59 of the 69 entities .* not treated as deleted/);
+    expect(r.partialReasons).toContain(r.incremental!.failSafe);
+    writeFileSync(file, whole);
+    const back = await sweepFile(file);
+    // Nothing is new: the gone entities' memory was kept. Only the few whose lineage lost its targets while the
+    // rest was gone (judged then) are judged again now that it is back.
+    expect(back.incremental).toMatchObject({ new: 0, gone: 0, changed: r.incremental!.changed });
+    expect(back.incremental!.carriedOver).toBe(69 - r.incremental!.changed);
+  });
+});
+
+describe('model agents and model review on a loopback provider', () => {
+  const endpoint = (): EndpointConfig => ({
+    id: 'fake',
+    baseUrl: fp.baseUrl('ok', 'correct'),
+    model: 'fake-model',
+    apiKeyEnv: KEY_ENV,
+    structuredOutput: 'json_schema',
+    maxOutputTokens: 900,
+    timeoutMs: 10000,
+    maxInFlight: 2,
+  });
+
+  test('night 2 makes no model call and writes nothing; another model judges again', async () => {
+    const file = copy('model');
+    const c = readCatalog(file);
+    c.entities = c.entities.slice(0, 20);
+    writeCatalog(file, c);
+    const input = { review: 'model', agentBackend: 'model', endpoints: [endpoint()] };
+    const n1 = await sweepFile(file, input);
+    expect(n1.modelUsage.calls).toBeGreaterThan(0);
+    expect(n1.written).toBeGreaterThan(0);
+    const before = fp.stats()['/s/ok/r/correct']!.answered;
+    const n2 = await sweepFile(file, input);
+    expect(n2.modelUsage.calls).toBe(0);
+    expect(fp.stats()['/s/ok/r/correct']!.answered).toBe(before);
+    expect(n2.written).toBe(0);
+    expect(n2.incremental).toMatchObject({ judged: 0, carriedOver: 20 });
+    const other = await sweepFile(file, { ...input, endpoints: [{ ...endpoint(), model: 'another-model' }] });
+    expect(other.incremental!.judged).toBe(20);
+    expect(other.incremental!.note).toMatch(/judgment changed/);
+  });
+});
