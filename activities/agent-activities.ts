@@ -8,6 +8,7 @@ import { sampledEvidence } from './value-sampling';
 import { catalogContext } from './catalog-access';
 import { faultPoint } from './fault-points';
 import { sweepContext, type ActivityDeps } from './sweep-context';
+import { unsettledProposals } from './incremental-activities';
 
 /** The no-model agents: judgment/ run over a page, proposals into the ledger. */
 export function createAgentActivities(deps: ActivityDeps) {
@@ -60,7 +61,11 @@ export function createAgentActivities(deps: ActivityDeps) {
           });
         }
       }
-      await ledger.writeProposals(input.pageIndex, input.agent, proposals);
+      await ledger.writeProposals(
+        input.pageIndex,
+        input.agent,
+        await unsettledProposals(ledger, input.pageIndex, proposals),
+      );
       await ledger.writeFailures(input.pageIndex, input.agent, failures);
       return { proposals: proposals.length, failures: failures.slice(0, 20), failureCount: failures.length };
     },

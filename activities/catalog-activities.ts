@@ -3,7 +3,7 @@ import type { CatalogRef } from '../domain/sweep';
 import { catalogStats } from '../judgment/catalog-stats';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 import type { SweepLedger } from './ledger';
-import { selectionDocName } from './incremental-activities';
+import { markSettled, selectionDocName } from './incremental-activities';
 
 /** Failures a page returns to the workflow; all of them are in the ledger and the report. */
 const MAX_RETURNED_FAILURES = 20;
@@ -83,6 +83,13 @@ export function createCatalogActivities(deps: ActivityDeps) {
         input.pageIndex,
         entities.map((e) => e.id),
       );
+      if ((input.round ?? 0) > 0)
+        await markSettled(
+          ledger,
+          input.round!,
+          input.pageIndex,
+          entities.map((e) => e.id),
+        );
       // Coverage before the sweep, page by page: each entity belongs to one page and only that page's write
       // touches it, so the sums are the catalog's figures without a pass over the whole catalog.
       await ledger.writeStats(input.pageIndex, 'before', catalogStats(entities));

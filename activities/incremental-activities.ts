@@ -1,5 +1,6 @@
 import type { CatalogAdapter } from '../catalog/adapter';
 import type { CatalogEntity } from '../domain/catalog';
+import { digest64 } from '../domain/digest';
 import type { Outcome } from '../domain/proposal';
 import { catalogStats, addStats, emptyStats, type CatalogStats } from '../judgment/catalog-stats';
 import { effectiveFingerprints, entityFingerprint, readsOf } from '../judgment/fingerprint';
@@ -9,6 +10,8 @@ import { judgmentKey, type JudgmentSettings } from './judgment-key';
 import { MEMORY_DECISIONS_PER_ENTITY, type MemoryEntry, type MemoryRead, type RememberedDecision } from './memory';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 import type { StateStore } from './state-store';
+import type { SweepLedger } from './ledger';
+import { heldForPeople } from './review-activities';
 
 /** Entities read at once while fingerprinting a catalog. */
 const SCAN_CHUNK = 1000;
@@ -31,6 +34,34 @@ export const incrementalDocName = 'incremental';
 export const fingerprintsDocName = (round: number) => `fingerprints-${round}`;
 export const selectionDocName = (round: number) => `selection-${round}`;
 export const statsBeforeDocName = 'stats-before';
+export const settledDocName = (round: number) => `settled-${round}`;
+const settledPageDocName = (page: number) => `settled-page-${page}`;
+
+/** A later pass's page: the proposals earlier passes settled for its entities (loadCatalogPage stores them). */
+export async function markSettled(
+  ledger: SweepLedger,
+  round: number,
+  page: number,
+  entityIds: string[],
+): Promise<void> {
+  const settled = (await ledger.doc<Record<string, string[]>>(settledDocName(round))) ?? {};
+  await ledger.writeDoc(
+    settledPageDocName(page),
+    entityIds.flatMap((id) => settled[id] ?? []),
+  );
+}
+
+/** Proposals of a page without those an earlier pass of the sweep settled (none on a first-pass page). */
+export async function unsettledProposals<T extends { id: string }>(
+  ledger: SweepLedger,
+  page: number,
+  proposals: T[],
+): Promise<T[]> {
+  const settled = await ledger.doc<string[]>(settledPageDocName(page));
+  if (!settled?.length) return proposals;
+  const skip = new Set(settled);
+  return proposals.filter((p) => !skip.has(p.id));
+}
 const MAX_GONE_IDS = 100_000;
 
 /**
@@ -54,7 +85,9 @@ export async function scanCatalog(
       catalog.fingerprints ? catalog.fingerprints(chunk) : Promise.resolve(undefined),
     ]);
     for (const e of entities as CatalogEntity[]) {
-      own.set(e.id, cheap?.get(e.id) ?? entityFingerprint(e));
+      // The adapter's fingerprint and the entity as read, both: nothing the entity shows is ever missed.
+      const adapterFp = cheap?.get(e.id);
+      own.set(e.id, adapterFp !== undefined ? digest64(`${adapterFp}\0${entityFingerprint(e)}`) : entityFingerprint(e));
       reads.set(e.id, readsOf(e, ctx));
     }
     for (const bad of invalid) own.set(bad.id, `invalid`);
@@ -192,6 +225,21 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       if (input.round > 0) {
         const before = (await ledger.doc<Record<string, string>>(fingerprintsDocName(input.round - 1))) ?? {};
         const changed = ids.filter((id) => before[id] !== fingerprints.get(id));
+        // What earlier passes approved (or hold for people) is not proposed again: it is written or waiting. A
+        // rejection is reviewed again, on the changed evidence.
+        const selected = new Set(changed);
+        const settled: Record<string, string[]> = {};
+        for (const n of await ledger.pageNumbers()) {
+          const outcomes = new Map(
+            (await ledger.outcomes(n).catch(() => [] as Outcome[])).map((o) => [o.proposalId, o]),
+          );
+          for (const p of await ledger.proposals(n).catch(() => [])) {
+            const o = outcomes.get(p.id);
+            if (selected.has(p.entityId) && o && (o.decision === 'approved' || heldForPeople(o)))
+              (settled[p.entityId] ??= []).push(p.id);
+          }
+        }
+        await ledger.writeDoc(settledDocName(input.round), settled);
         await ledger.writeDoc(selectionDocName(input.round), changed);
         return { toJudge: changed.length, new: 0, changed: changed.length, unchanged: 0, gone: 0, carriedOver: 0 };
       }

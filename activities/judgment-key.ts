@@ -44,7 +44,10 @@ export function rulesVersion(root = projectRoot()): string {
   const files = RULE_SOURCES.flatMap((rel) => filesUnder(root, rel));
   if (files.length === 0) return `unknown-${randomUUID()}`;
   const h = createHash('sha256');
-  for (const f of files) h.update(f.replace(/\.(ts|js)$/, '')).update('\0').update(fs.readFileSync(path.join(root, f)));
+  for (const f of files)
+    h.update(f.replace(/\.(ts|js)$/, ''))
+      .update('\0')
+      .update(fs.readFileSync(path.join(root, f)));
   return h.digest('hex').slice(0, 16);
 }
 
@@ -69,4 +72,3 @@ export function judgmentKey(s: JudgmentSettings, rules = workerRulesVersion()): 
     }),
   )}`;
 }
-

@@ -95,10 +95,7 @@ export function applyMemoryUpdate(
 }
 
 /** The file store's memory: `<state>/memory/<catalog>.json`, rewritten whole (atomically) under a local lock. */
-export function fileMemory(
-  stateDir: string,
-  lock: <T>(key: string, fn: () => Promise<T>) => Promise<T>,
-): MemoryBook {
+export function fileMemory(stateDir: string, lock: <T>(key: string, fn: () => Promise<T>) => Promise<T>): MemoryBook {
   const file = (key: string) => path.join(stateDir, 'memory', `${safeName(path.basename(key, '.jsonl'))}.json`);
   const load = async (key: string): Promise<MemoryRead> => {
     let doc: unknown;
@@ -114,7 +111,10 @@ export function fileMemory(
     save: (key, u) =>
       lock(`memory:${file(key)}`, async () => {
         const r = await load(key);
-        await writeFileAtomic(file(key), JSON.stringify(applyMemoryUpdate(r.status === 'ok' ? r.doc : undefined, key, u)));
+        await writeFileAtomic(
+          file(key),
+          JSON.stringify(applyMemoryUpdate(r.status === 'ok' ? r.doc : undefined, key, u)),
+        );
       }),
     forget: (key, ids) =>
       lock(`memory:${file(key)}`, async () => {

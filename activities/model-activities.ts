@@ -25,7 +25,7 @@ import { OutputCalibration, scaleOutput } from './model/calibration';
 import { loadNeighbours } from './neighbours';
 import { endpointRooms, estimateNeeds, fitPlan, oldestUnreviewedFirst, refit, type SweepPlan } from './plan';
 import { judgmentSettingsOf, parseSweepInput } from '../domain/sweep';
-import { previewChanges } from './incremental-activities';
+import { previewChanges, unsettledProposals } from './incremental-activities';
 
 /**
  * Endpoints this worker has seen exhausted, per sweep: a sibling activity of the same sweep fails at once
@@ -406,7 +406,11 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       const proposals = [...r.byEntity].flatMap(([entityId, changes]) =>
         proposalsOf(meta, input.agent, entityId, input.endpoint, changes),
       );
-      await ledger.writeProposals(input.pageIndex, `${input.agent}-batch-${input.batch}`, proposals);
+      await ledger.writeProposals(
+        input.pageIndex,
+        `${input.agent}-batch-${input.batch}`,
+        await unsettledProposals(ledger, input.pageIndex, proposals),
+      );
       const count = proposals.length;
       // An entity the catalog could not give back is missing too: alone, it fails with its own error.
       const read = new Set(entities.map((e) => e.id));
@@ -489,7 +493,11 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
         ),
       );
       const proposals = proposalsOf(meta, input.agent, entity.id, input.endpoint, changes);
-      await ledger.writeProposals(input.pageIndex, `${input.agent}--${input.entityId}`, proposals);
+      await ledger.writeProposals(
+        input.pageIndex,
+        `${input.agent}--${input.entityId}`,
+        await unsettledProposals(ledger, input.pageIndex, proposals),
+      );
       return { proposals: proposals.length };
     },
 

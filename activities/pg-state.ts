@@ -328,10 +328,10 @@ export class PgStateStore implements StateStore {
       }
     },
     forget: async (key, ids) => {
-      await this.pool.query(`delete from ${this.schema}.memory_entities where catalog_key = $1 and entity_id = any($2)`, [
-        key,
-        [...ids],
-      ]);
+      await this.pool.query(
+        `delete from ${this.schema}.memory_entities where catalog_key = $1 and entity_id = any($2)`,
+        [key, [...ids]],
+      );
     },
   };
 

@@ -9,6 +9,12 @@ import { confirmBySamples } from '../judgment/pii-samples';
 import { sampledEvidence } from './value-sampling';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 
+const AWAITING_HUMAN = 'awaiting human review';
+const QUEUE_FULL = "not reviewed: the sweep's human review queue is full (";
+/** An outcome that holds a proposal for people (parked, or left out because the queue was full). */
+export const heldForPeople = (o: Outcome): boolean =>
+  o.decision === 'not_reviewed' && (o.reason === AWAITING_HUMAN || o.reason.startsWith(QUEUE_FULL));
+
 /** The mechanical gate over a page, what waits for people, and outcomes decided in the workflow. */
 export function createReviewActivities(deps: ActivityDeps) {
   const { ledgerFor, catalogOf } = sweepContext(deps);
@@ -113,13 +119,13 @@ export function createReviewActivities(deps: ActivityDeps) {
         ...parked.map((p) => ({
           proposalId: p.id,
           decision: 'not_reviewed' as const,
-          reason: 'awaiting human review',
+          reason: AWAITING_HUMAN,
           reviewer: 'none',
         })),
         ...overflow.map((p) => ({
           proposalId: p.id,
           decision: 'not_reviewed' as const,
-          reason: `not reviewed: the sweep's human review queue is full (${input.limit} proposals wait for people)`,
+          reason: `${QUEUE_FULL}${input.limit} proposals wait for people)`,
           reviewer: 'none',
         })),
       ]);

@@ -85,7 +85,9 @@ export function incrementalText(r: SweepReport): string | undefined {
     `${n(i.new)} new, ${n(i.changed)} changed, ${n(i.unchanged)} unchanged, ${n(i.gone)} gone since the last sweep; ` +
     `${n(i.carriedOver)} carried over (decided before, not judged again), ${n(i.judged)} judged` +
     (i.incremental ? '' : ' (a full sweep)') +
-    (i.rounds > 1 ? `; ${n(i.rejudged)} judged again in ${i.rounds - 1} later pass(es) after this sweep's writes` : '') +
+    (i.rounds > 1
+      ? `; ${n(i.rejudged)} judged again in ${i.rounds - 1} later pass(es) after this sweep's writes`
+      : '') +
     (i.unsettled > 0 ? `; ${n(i.unsettled)} changed by the last pass's writes are left for the next sweep` : '') +
     (i.failSafe ? `; FAIL-SAFE: ${i.failSafe}` : '') +
     (i.note ? ` (${i.note})` : '')

@@ -83,7 +83,7 @@ export interface DeferredEntities {
  * What the sweep's memory of earlier decisions did (entity counts): `new` (never judged under this judgment key),
  * `changed` (its fingerprint or a neighbour's it reads changed), `unchanged`, `gone` (remembered, no longer in
  * the catalog), `carriedOver` (unchanged with every decision final: not judged again). `rounds`: passes over the
- * entities (a pass re-judges what the previous pass's writes changed, at most MAX_ROUNDS).
+ * entities (a pass re-judges what the previous pass's writes changed, at most the input's `maxPasses`, default 3).
  */
 export interface IncrementalSummary {
   new: number;

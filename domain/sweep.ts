@@ -198,6 +198,12 @@ export const SweepInput = z
      * sweep keeps their memory (a wrong schema list or a half-built dbt target must not erase it) and ends partial.
      */
     goneLimit: z.number().min(0).max(1).default(0.5),
+    /**
+     * Passes over the catalog at most: the first, then passes that re-judge the entities whose evidence the
+     * previous pass's writes changed, so one sweep reaches its fixed point. 1: no re-judging within the sweep
+     * (what the writes changed is judged by the next sweep).
+     */
+    maxPasses: z.number().int().min(1).max(5).default(3),
   })
   .strict()
   .superRefine((v, ctx) => {

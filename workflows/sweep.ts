@@ -68,7 +68,7 @@ export interface SweepCarry {
   };
 }
 
-/** What change detection found, and the sweep's passes: each pass's first page and entity count (bounded by MAX_ROUNDS). */
+/** What change detection found, and the sweep's passes: each pass's first page and entity count (at most maxPasses). */
 export interface IncrementalCarry {
   summary: Omit<IncrementalSummary, 'rounds' | 'rejudged' | 'unsettled'>;
   rounds: { firstPage: number; count: number }[];
@@ -76,13 +76,6 @@ export interface IncrementalCarry {
   writtenAtRoundStart: number;
   unsettled: number;
 }
-
-/**
- * Passes over the catalog a sweep makes at most: the first, then at most two that re-judge the entities whose
- * evidence the previous pass's writes changed (a description inherited onto a view makes its column a PII
- * candidate). What the last pass's writes changed is counted as `unsettled` and judged by the next sweep.
- */
-export const MAX_ROUNDS = 3;
 
 const MAX_CARRIED_FAILURES = 200;
 /** Proposals one sweep parks for people; past it they stay not reviewed (said so), so nothing here grows unbounded. */
@@ -260,7 +253,12 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     if (patched('incremental-v1')) {
       // Change detection before any judgment: what is new or changed since the memory, and what is carried over.
       const d = await catalogActivities.detectChanges.executeWithOptions(
-        { ...REPORT_OPTIONS, summary: cfg.incremental ? 'detect what changed since the last sweep' : 'fingerprint the catalog (full sweep)' },
+        {
+          ...REPORT_OPTIONS,
+          summary: cfg.incremental
+            ? 'detect what changed since the last sweep'
+            : 'fingerprint the catalog (full sweep)',
+        },
         [
           {
             ledgerKey,
@@ -675,7 +673,9 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
     );
     inc.writtenAtRoundStart = state.counts.written;
     if (d.toJudge === 0) return false;
-    if (round >= MAX_ROUNDS) {
+    // At most `maxPasses` passes (default 3): what the last one's writes changed is counted as unsettled and
+    // judged by the next sweep (a description inherited onto a view makes its column a PII candidate).
+    if (round >= cfg.maxPasses) {
       inc.unsettled = d.toJudge;
       return false;
     }

@@ -16,7 +16,15 @@ describe('entityFingerprint', () => {
   test.each([
     ['a description', { columns: [{ name: 'email', type: 'text', description: 'E-mail address' }] }],
     ['a type', { columns: [{ name: 'email', type: 'varchar', description: 'E-mail' }] }],
-    ['a column added', { columns: [{ name: 'email', type: 'text', description: 'E-mail' }, { name: 'x', type: 'int' }] }],
+    [
+      'a column added',
+      {
+        columns: [
+          { name: 'email', type: 'text', description: 'E-mail' },
+          { name: 'x', type: 'int' },
+        ],
+      },
+    ],
     ['lineage', { upstream: ['raw.other'] }],
     ['SQL', { sql: 'select 1' }],
     ['an exception', { pii_exceptions: ['email'] }],
@@ -106,8 +114,8 @@ describe('effectiveFingerprints', () => {
   test('a long chain does not overflow the stack', () => {
     const n = 50_000;
     const own2 = new Map(Array.from({ length: n }, (_, i) => [`e${i}`, `F${i}`] as [string, string]));
-    const reads2 = new Map(
-      Array.from({ length: n }, (_, i) => [`e${i}`, { entities: i ? [`e${i - 1}`] : [], names: [] }] as const),
+    const reads2 = new Map<string, { entities: string[]; names: string[] }>(
+      Array.from({ length: n }, (_, i) => [`e${i}`, { entities: i ? [`e${i - 1}`] : [], names: [] }]),
     );
     expect(effectiveFingerprints(own2, reads2).size).toBe(n);
   });

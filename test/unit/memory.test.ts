@@ -1,7 +1,13 @@
 import { mkdtempSync, writeFileSync, mkdirSync, cpSync, appendFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { applyMemoryUpdate, checkMemoryDoc, fileMemory, MEMORY_VERSION, type MemoryRead } from '../../activities/memory';
+import {
+  applyMemoryUpdate,
+  checkMemoryDoc,
+  fileMemory,
+  MEMORY_VERSION,
+  type MemoryRead,
+} from '../../activities/memory';
 import { localExclusive } from '../../activities/state-store';
 import { classify } from '../../activities/incremental-activities';
 import { judgmentKey, rulesVersion } from '../../activities/judgment-key';
@@ -106,8 +112,20 @@ describe('fileMemory', () => {
   test('saves, merges, forgets, and starts afresh on another judgment key', async () => {
     expect((await book.load(KEY)).status).toBe('none');
     const entry = (fp: string) => ({ fp, final: true, sweep: 's' });
-    await book.save(KEY, { judgmentKey: 'k1', sweepId: 's1', replace: false, upserts: { a: entry('A'), b: entry('B') }, deletes: [] });
-    await book.save(KEY, { judgmentKey: 'k1', sweepId: 's2', replace: false, upserts: { c: entry('C') }, deletes: ['a'] });
+    await book.save(KEY, {
+      judgmentKey: 'k1',
+      sweepId: 's1',
+      replace: false,
+      upserts: { a: entry('A'), b: entry('B') },
+      deletes: [],
+    });
+    await book.save(KEY, {
+      judgmentKey: 'k1',
+      sweepId: 's2',
+      replace: false,
+      upserts: { c: entry('C') },
+      deletes: ['a'],
+    });
     let r = await book.load(KEY);
     expect(r.status === 'ok' && Object.keys(r.doc.entities).sort()).toEqual(['b', 'c']);
     await book.forget(KEY, ['b']);

@@ -1,6 +1,13 @@
 import * as path from 'node:path';
 import { readFileSync, writeFileSync, readdirSync } from 'node:fs';
-import { useArgusWorker, copyCatalog, readCatalog, writeCatalog, runSweep, DEMO_CATALOG } from '../support/argus-worker';
+import {
+  useArgusWorker,
+  copyCatalog,
+  readCatalog,
+  writeCatalog,
+  runSweep,
+  DEMO_CATALOG,
+} from '../support/argus-worker';
 import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
 import type { SweepReport } from '../../domain/report';
 import type { EndpointConfig } from '../../domain/sweep';
@@ -28,7 +35,9 @@ function readersOf(file: string, id: string): Set<string> {
   const out = new Set<string>();
   let frontier = [id];
   while (frontier.length) {
-    const next = entities.filter((e) => !out.has(e.id) && e.upstream?.some((u) => frontier.includes(u))).map((e) => e.id);
+    const next = entities
+      .filter((e) => !out.has(e.id) && e.upstream?.some((u) => frontier.includes(u)))
+      .map((e) => e.id);
     next.forEach((n) => out.add(n));
     frontier = next;
   }
@@ -46,7 +55,14 @@ describe('rules and the mechanical gate', () => {
   });
 
   test('night 1 judges everything and reaches its fixed point within the sweep', () => {
-    expect(night1.incremental).toMatchObject({ new: 69, changed: 0, unchanged: 0, gone: 0, carriedOver: 0, judged: 69 });
+    expect(night1.incremental).toMatchObject({
+      new: 69,
+      changed: 0,
+      unchanged: 0,
+      gone: 0,
+      carriedOver: 0,
+      judged: 69,
+    });
     expect(night1.written).toBeGreaterThan(100);
     // What the first pass wrote was judged again in the same sweep; the last pass wrote nothing more to judge.
     expect(night1.incremental!.rounds).toBeGreaterThan(1);
@@ -55,7 +71,14 @@ describe('rules and the mechanical gate', () => {
   });
 
   test('night 2 of an unchanged catalog judges nothing, writes nothing, and reports the same coverage', () => {
-    expect(night2.incremental).toMatchObject({ new: 0, changed: 0, unchanged: 69, gone: 0, carriedOver: 69, judged: 0 });
+    expect(night2.incremental).toMatchObject({
+      new: 0,
+      changed: 0,
+      unchanged: 69,
+      gone: 0,
+      carriedOver: 69,
+      judged: 0,
+    });
     expect(night2.written).toBe(0);
     expect(night2.outcomes).toEqual({ approved: 0, rejected: 0, not_reviewed: 0 });
     expect(night2.partial).toBe(false);

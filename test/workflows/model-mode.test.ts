@@ -94,6 +94,7 @@ test('every model call is counted with the tokens the provider reported, per age
     agents: ['description-drafter', 'pii-classifier'],
     endpoints: [endpoint('a', 'ok')],
     modelBatch: { entities: 1 }, // one call per entity and agent: the counts below are per entity
+    maxPasses: 1, // one pass: no entity is asked again after the sweep's own writes
   });
   const s = stats('ok')!;
   expect(s.answered).toBeGreaterThan(5);
@@ -306,7 +307,12 @@ describe('batched model calls', () => {
     const model = uniqueId('lead-model');
     const run = async (name: string, taskQueue = w.tw.taskQueue) => {
       const file = smallCatalog(name, 69);
-      const sweepInput = { ...input(file, 'ok', 16), endpoints: [{ ...endpoint('batch-lead', 'ok'), model }] };
+      // One pass: the plans below are the first pass's (later passes plan the entities they re-judge).
+      const sweepInput = {
+        ...input(file, 'ok', 16),
+        endpoints: [{ ...endpoint('batch-lead', 'ok'), model }],
+        maxPasses: 1,
+      };
       const workflowId = uniqueId('sweep/lead');
       const report = (await w.client.workflow.execute('sweepWorkflow', {
         taskQueue,
