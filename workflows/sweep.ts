@@ -564,7 +564,10 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
       addFailures(Array.from({ length: size }, (_, i) => ({ entity: `#${first + i}`, stage: 'load' as const, ...f })));
       return;
     }
-    const agentRuns = cfg.agents.map(async (agent: AgentName) => {
+    // A later pass re-judges what this sweep's writes changed: descriptions and tags, never SQL, lineage or which
+    // entities exist, so the lineage checker's evidence is as the first pass saw it and it is not asked again.
+    const agents = pass.round > 0 ? cfg.agents.filter((a) => a !== 'lineage-checker') : cfg.agents;
+    const agentRuns = agents.map(async (agent: AgentName) => {
       if (cfg.agentBackend === 'model') return runModelAgent(pageIndex, ids, agent);
       try {
         const r = await catalogActivities.runAgent.executeWithOptions(
