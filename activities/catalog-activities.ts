@@ -83,13 +83,12 @@ export function createCatalogActivities(deps: ActivityDeps) {
         input.pageIndex,
         entities.map((e) => e.id),
       );
-      if ((input.round ?? 0) > 0)
-        await markSettled(
-          ledger,
-          input.round!,
-          input.pageIndex,
-          entities.map((e) => e.id),
-        );
+      await markSettled(
+        ledger,
+        input.round ?? 0,
+        input.pageIndex,
+        entities.map((e) => e.id),
+      );
       // Coverage before the sweep, page by page: each entity belongs to one page and only that page's write
       // touches it, so the sums are the catalog's figures without a pass over the whole catalog.
       await ledger.writeStats(input.pageIndex, 'before', catalogStats(entities));

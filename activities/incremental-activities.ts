@@ -262,6 +262,18 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       });
       await ledger.writeSelection(toJudge);
       await ledger.writeDoc(selectionDocName(0), toJudge);
+      // A person's rejection stands while the entity is judged again for other reasons: it is not proposed again.
+      if (memory.status === 'ok' && memory.doc.judgmentKey === jk) {
+        const settled: Record<string, string[]> = {};
+        for (const id of toJudge) {
+          // Approved ones are in the catalog (an undo forgets the entity); a person's rejection stands.
+          const rejected = (memory.doc.entities[id]?.d ?? []).filter(
+            ([, d, stage]) => d === 'approved' || stage === 'human',
+          );
+          if (rejected.length) settled[id] = rejected.map(([pid]) => pid);
+        }
+        await ledger.writeDoc(settledDocName(0), settled);
+      }
       await ledger.writeDoc(incrementalDocName, { ...doc, memoryKey } satisfies IncrementalDoc);
       return {
         toJudge: toJudge.length,
@@ -338,6 +350,17 @@ export function createIncrementalActivities(deps: ActivityDeps) {
             ...(d.length ? { d } : {}),
           };
         }
+      }
+      // People's rejections stay remembered while the entity is judged again (they were not proposed again).
+      if (!inc.replace) {
+        const old = await loadMemory(store, inc.memoryKey);
+        if (old.status === 'ok' && old.doc.judgmentKey === inc.judgmentKey)
+          for (const [id, e] of Object.entries(entries)) {
+            const kept = (old.doc.entities[id]?.d ?? []).filter(
+              ([pid, d, stage]) => d === 'rejected' && stage === 'human' && !e.d?.some(([x]) => x === pid),
+            );
+            if (kept.length) e.d = [...kept, ...(e.d ?? [])].slice(-MEMORY_DECISIONS_PER_ENTITY);
+          }
       }
       const deletes = inc.failSafe ? [] : inc.goneIds;
       await store.memory.save(inc.memoryKey, {

@@ -668,7 +668,8 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
    */
   async function nextPass(): Promise<boolean> {
     const inc = state.incremental;
-    if (!inc || cfg.dryRun || state.counts.written === inc.writtenAtRoundStart) return false;
+    // A budget-fitted sweep spends what its plan covered, one pass: what its writes changed waits for the next sweep.
+    if (!inc || cfg.dryRun || cfg.fitBudget || state.counts.written === inc.writtenAtRoundStart) return false;
     const round = inc.rounds.length;
     const d = await catalogActivities.detectChanges.executeWithOptions(
       { ...REPORT_OPTIONS, summary: `pass ${round + 1}: what this sweep's writes changed` },

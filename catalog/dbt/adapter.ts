@@ -1,12 +1,13 @@
 // A dbt project as an ARGUS catalog: read from the manifest (and catalog.json for types), repairs written into the
 // YAML property files the nodes' patch paths name (or `_argus__<section>.yml` beside a node without one), each
 // edit recorded with what undoes it. Every line an edit does not touch stays byte-identical (yaml-edit.ts).
+import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseDocument } from 'yaml';
 import type { CatalogEntity } from '../../domain/catalog';
 import type { CatalogRef } from '../../domain/sweep';
-import { digest64 } from '../../domain/digest';
+import { digest64, stableJson } from '../../domain/digest';
 import {
   CatalogError,
   type CatalogAdapter,
@@ -17,7 +18,13 @@ import {
   type RevertOutcome,
   type RevertRequest,
 } from '../adapter';
-import { readDbtProject, type DbtEntityLocation, type DbtProjectRead } from './manifest';
+import {
+  columnFacts,
+  readDbtProject,
+  type DbtEntityLocation,
+  type DbtFingerprintFacts,
+  type DbtProjectRead,
+} from './manifest';
 import { applyChange } from '../file-repairs';
 import {
   addPiiTag,
@@ -128,6 +135,43 @@ export class DbtCatalogAdapter implements CatalogAdapter {
     return this.entitiesOf((await this.project()).project, await this.records(), ids);
   }
 
+  /**
+   * Each entity's own fingerprint (SHA-256, hex) from what the adapter already read: the node's checksum, its
+   * description, its columns' descriptions, tags, meta, types and constraints, and catalog.json's columns and
+   * types (manifest.ts, DbtFingerprintFacts). Repairs this adapter wrote since the manifest was read are in it as
+   * the manifest will state them once dbt parses the project again, so a rebuilt manifest holding exactly
+   * ARGUS's writes gives the same fingerprint. No file is read per entity; ids not in the manifest are left out.
+   */
+  async fingerprints(ids: readonly string[]): Promise<Map<string, string>> {
+    const { project } = await this.project();
+    const out = new Map<string, string>();
+    for (const id of ids) {
+      const f = project.facts.get(id);
+      if (f) out.set(id, createHash('sha256').update(stableJson(f)).digest('hex'));
+    }
+    return out;
+  }
+
+  /** A written repair in the facts, as the next manifest states it: the text, or the tag and its category. */
+  private noteInFacts(f: DbtFingerprintFacts | undefined, r: RepairRequest): void {
+    if (!f) return;
+    const c = r.change;
+    if (c.kind === 'description' && c.target === 'table') {
+      f.description = c.text;
+      return;
+    }
+    if (c.kind !== 'description' && c.kind !== 'pii_tag') return;
+    const name = (c.kind === 'description' ? (c.column ?? '') : c.column).toLowerCase();
+    const col = (f.columns[name] ??= columnFacts(undefined));
+    if (c.kind === 'description') col.description = c.text;
+    else {
+      col.tags = [...new Set([...col.tags, this.ref.piiTag])].sort();
+      col.meta = { ...col.meta, [this.ref.piiCategoryKey]: c.category };
+    }
+    // Keys in order, as a fresh read builds them.
+    f.columns = Object.fromEntries(Object.entries(f.columns).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+  }
+
   /** The entities for `ids`, descriptions ARGUS wrote (and nobody changed since) marked as ARGUS's. */
   private entitiesOf(project: DbtProjectRead, mine: Record<string, string>, ids: string[]) {
     const byId = new Map(project.entities.map((e) => [e.id, e]));
@@ -201,7 +245,10 @@ export class DbtCatalogAdapter implements CatalogAdapter {
     if (changed.size) await writeText(this.recordFile, JSON.stringify(records));
     // The manifest is only rebuilt by dbt; keep what this worker knows current (the figures after the write read
     // it), with the same change the file catalog makes to its entities.
-    for (const { entity, r } of applied) applyChange(entity, r.change, r.proposalId, true);
+    for (const { entity, r } of applied) {
+      applyChange(entity, r.change, r.proposalId, true);
+      this.noteInFacts(project.facts.get(entity.id), r);
+    }
     return outcomes;
   }
 

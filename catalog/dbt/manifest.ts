@@ -71,10 +71,45 @@ export interface DbtProjectRead {
   skipped: { uniqueId: string; reason: string }[];
   /** Whether catalog.json was read (column types known). */
   typesKnown: boolean;
+  /** Keyed by entity id: what the entity's fingerprint is made of, as the manifest and catalog.json state it. */
+  facts: Map<string, DbtFingerprintFacts>;
+}
+
+/**
+ * What an entity's fingerprint is made of, from the files already read: the node's `checksum` (of its SQL or seed
+ * file; dbt's state:modified rests on it), its description, each declared column's description, tags and meta (in
+ * either form, merged: state:modified ignores them, judgment does not), type and constraints, and the columns
+ * catalog.json lists with their types. Column keys are lower case (catalog.json's case may differ from the YAML's).
+ */
+export interface DbtFingerprintFacts {
+  resourceType: string;
+  checksum: string | null;
+  description: string;
+  columns: Record<string, DbtColumnFacts>;
+  /** catalog.json: `[name, type]` in the warehouse's column order; null without an entry. */
+  types: [string, string][] | null;
+}
+export interface DbtColumnFacts {
+  description: string;
+  tags: string[];
+  meta: Record<string, unknown>;
+  dataType: string | null;
+  constraints: string[];
+}
+
+/** A declared column as fingerprint facts: tags of both forms as one sorted set, meta of both forms merged. */
+export function columnFacts(c: ManifestColumn | undefined): DbtColumnFacts {
+  return {
+    description: c?.description ?? '',
+    tags: [...new Set([...(c?.tags ?? []), ...(c?.config?.tags ?? [])])].sort(),
+    meta: { ...(c?.meta ?? {}), ...(c?.config?.meta ?? {}) },
+    dataType: nonEmpty(c?.data_type ?? undefined) ?? null,
+    constraints: (c?.constraints ?? []).map((k) => k.type).sort(),
+  };
 }
 
 // The parts of manifest.json and catalog.json this reader uses; both files carry much more.
-interface ManifestColumn {
+export interface ManifestColumn {
   name: string;
   description?: string;
   tags?: string[];
@@ -85,6 +120,8 @@ interface ManifestColumn {
   doc_blocks?: string[];
 }
 interface ManifestNode {
+  /** Of the node's file (a seed's CSV, a model's SQL); sources have none. */
+  checksum?: { name?: string; checksum?: string } | null;
   unique_id: string;
   resource_type: string;
   package_name: string;
@@ -187,6 +224,7 @@ export async function readDbtProject(options: ReadDbtProjectOptions): Promise<Db
   const entities: CatalogEntity[] = [];
   const locations = new Map<string, DbtEntityLocation>();
   const skipped: { uniqueId: string; reason: string }[] = [];
+  const fingerprintFacts = new Map<string, DbtFingerprintFacts>();
 
   for (const node of nodes) {
     const id = idOf.get(node.unique_id)!;
@@ -266,8 +304,23 @@ export async function readDbtProject(options: ReadDbtProjectOptions): Promise<Db
     }
     entities.push(parsed.data);
     locations.set(id, locate(node, rootProject));
+    fingerprintFacts.set(id, {
+      resourceType,
+      checksum: node.checksum?.checksum ?? null,
+      description: node.description ?? '',
+      columns: Object.fromEntries(
+        declared
+          .map((c) => [c.name.toLowerCase(), columnFacts(c)] as const)
+          .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)),
+      ),
+      types: typed
+        ? Object.values(typed.columns)
+            .sort((a, b) => a.index - b.index)
+            .map((c) => [c.name, c.type])
+        : null,
+    });
   }
-  return { entities, locations, idOf, skipped, typesKnown: catalog !== undefined };
+  return { entities, locations, idOf, skipped, typesKnown: catalog !== undefined, facts: fingerprintFacts };
 }
 
 function nonEmpty(s: string | undefined): string | undefined {

@@ -1,6 +1,7 @@
 // A live PostgreSQL database as an ARGUS catalog: read from pg_catalog (introspect.ts), descriptions written with
 // COMMENT ON, PII tags into a table ARGUS owns. Every batch is one transaction; the write-ahead hook runs inside it,
 // before COMMIT, so either all of a batch lands (and its intent is stored) or none of it.
+import { createHash } from 'node:crypto';
 import { Pool, type PoolClient } from 'pg';
 import type { CatalogEntity } from '../../domain/catalog';
 import type { CatalogRef } from '../../domain/sweep';
@@ -16,7 +17,14 @@ import {
   type RevertOutcome,
   type RevertRequest,
 } from '../adapter';
-import { listRelations, readRelations, type PgRelation, type PgRelationKind } from './introspect';
+import {
+  ENTITY_RELKINDS,
+  SYSTEM_SCHEMA_SQL,
+  listRelations,
+  readRelations,
+  type PgRelation,
+  type PgRelationKind,
+} from './introspect';
 
 type PgRef = Extract<CatalogRef, { kind: 'postgres' }>;
 
@@ -191,6 +199,86 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
       await this.addTags(c, page.relations, page.entities);
       return { entities: page.entities, invalid: page.invalid };
     });
+  }
+
+  /**
+   * Each entity's own fingerprint, in one statement (one round trip whatever the number of ids): per relation, a
+   * SHA-256 (hex) of what the server holds about it and what ARGUS keeps beside it — its kind; its live columns
+   * (number, name, type as format_type shows it, not null); its primary and foreign keys (columns by name, the
+   * referenced relation by its partition root's name); its comments and its columns' (pg_description); ARGUS's tags
+   * and its record of the comments it wrote (whose a comment is); a view's definition. Ids map to relations as
+   * `listRelations`/`readRelations` map them; an id naming no such relation is left out.
+   */
+  async fingerprints(ids: readonly string[]): Promise<Map<string, string>> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return new Map();
+    // ARGUS's tables are created when missing (as every read does), so the statement can name them.
+    await this.ensureTables();
+    const sql = `
+      SELECT r.id, encode(sha256(convert_to(r.facts::text, 'UTF8')), 'hex') AS fp
+        FROM (
+          SELECT n.nspname || '.' || c.relname AS id, c.oid,
+                 jsonb_build_array(
+                   c.relkind::text,
+                   (SELECT COALESCE(jsonb_agg(jsonb_build_array(a.attnum, a.attname::text,
+                             pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull) ORDER BY a.attnum), '[]')
+                      FROM pg_catalog.pg_attribute a
+                     WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
+                   (SELECT COALESCE(jsonb_agg(jsonb_build_array(k.contype::text, k.conname::text,
+                             ARRAY(SELECT a.attname::text FROM unnest(k.conkey) WITH ORDINALITY u(attnum, i)
+                                     JOIN pg_catalog.pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.attnum
+                                    ORDER BY u.i),
+                             (SELECT rn.nspname || '.' || rc.relname FROM pg_catalog.pg_class rc
+                                JOIN pg_catalog.pg_namespace rn ON rn.oid = rc.relnamespace
+                               WHERE rc.oid = COALESCE(pg_catalog.pg_partition_root(k.confrelid), k.confrelid)),
+                             ARRAY(SELECT a.attname::text FROM unnest(k.confkey) WITH ORDINALITY u(attnum, i)
+                                     JOIN pg_catalog.pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = u.attnum
+                                    ORDER BY u.i))
+                             ORDER BY k.contype, k.conname COLLATE "C"), '[]')
+                      FROM pg_catalog.pg_constraint k
+                     WHERE k.conrelid = c.oid AND k.contype IN ('p', 'f')),
+                   (SELECT COALESCE(jsonb_agg(jsonb_build_array(d.objsubid, a.attname::text, d.description)
+                             ORDER BY d.objsubid), '[]')
+                      FROM pg_catalog.pg_description d
+                      LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = d.objoid AND a.attnum = d.objsubid
+                     WHERE d.objoid = c.oid AND d.classoid = 'pg_catalog.pg_class'::regclass),
+                   (SELECT COALESCE(jsonb_agg(jsonb_build_array(t.column_name, t.tag, t.category, t.confidence,
+                             t.explanation, t.proposal_id) ORDER BY t.column_name COLLATE "C", t.tag COLLATE "C"), '[]')
+                      FROM ${this.tagTable} t
+                     WHERE t.schema_name = n.nspname::text AND t.table_name = c.relname::text),
+                   (SELECT COALESCE(jsonb_agg(jsonb_build_array(w.column_name, w.comment)
+                             ORDER BY w.column_name COLLATE "C"), '[]')
+                      FROM ${COMMENTS_TABLE} w
+                     WHERE w.schema_name = n.nspname::text AND w.relation_name = c.relname::text),
+                   CASE WHEN c.relkind IN ('v', 'm') THEN pg_catalog.pg_get_viewdef(c.oid, true) END
+                 ) AS facts
+            FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+           WHERE (n.nspname || '.' || c.relname) = ANY($1::text[])
+             AND c.relkind = ANY($2::"char"[]) AND NOT c.relispartition AND ${SYSTEM_SCHEMA_SQL}
+        ) r
+       ORDER BY r.id, r.oid`;
+    const run = () => this.withClient((c) => c.query<{ id: string; fp: string }>(sql, [unique, ENTITY_RELKINDS]));
+    let rows: { id: string; fp: string }[];
+    try {
+      rows = (await run()).rows;
+    } catch (err) {
+      // ARGUS's tables dropped since they were made (by a person, or an undo of the schema): make them, once more.
+      if ((err as { code?: string }).code !== '42P01') throw explain(err, this.where);
+      this.ready = undefined;
+      await this.ensureTables();
+      rows = (
+        await run().catch((e: unknown) => {
+          throw explain(e, this.where);
+        })
+      ).rows;
+    }
+    const out = new Map<string, string>();
+    for (const r of rows) {
+      // Two relations whose names join to one id (a schema name with a dot): both count, in oid order.
+      const seen = out.get(r.id);
+      out.set(r.id, seen === undefined ? r.fp : createHash('sha256').update(`${seen}\u0000${r.fp}`).digest('hex'));
+    }
+    return out;
   }
 
   private async recordedComments(c: PoolClient, rels: PgRelation[]): Promise<Map<string, string>> {

@@ -5,7 +5,7 @@ import type { ClientBase } from 'pg';
 import { CatalogEntity, type CatalogColumn, type CatalogEntityInput } from '../../domain/catalog';
 
 /** pg_class.relkind values that become entities; partitions (relispartition) are folded into their root. */
-const ENTITY_RELKINDS = ['r', 'p', 'v', 'm'] as const;
+export const ENTITY_RELKINDS = ['r', 'p', 'v', 'm'] as const;
 
 /** What a relation is in PostgreSQL: CatalogEntity's `kind` only says table or view, writes need the rest. */
 export type PgRelationKind = 'table' | 'partitioned_table' | 'view' | 'materialized_view';
@@ -18,7 +18,7 @@ const RELKIND: Record<string, PgRelationKind> = {
 };
 
 /** Schemas never read: the system catalogs, TOAST and temporary schemas. */
-const SYSTEM_SCHEMA_SQL = `n.nspname NOT IN ('pg_catalog', 'information_schema')
+export const SYSTEM_SCHEMA_SQL = `n.nspname NOT IN ('pg_catalog', 'information_schema')
   AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp\\_%'`;
 
 /** PostgreSQL facts about one entity that CatalogEntity has no field for. */

@@ -41,6 +41,8 @@ const input = (): SweepInput => ({
   review: 'model',
   agentBackend: 'model',
   endpoints: [endpoint()],
+  // A plan covers the first pass; the passes that re-judge what the sweep wrote spend beyond it.
+  maxPasses: 1,
 });
 
 test('jaffle_shop in batches: planned before any call, spent within the plan, written to YAML that dbt parses', async () => {
