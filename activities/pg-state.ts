@@ -94,15 +94,29 @@ const IDENT = /^[a-z_][a-z0-9_]{0,62}$/;
 const pageKey = (ledgerKey: string, page: number, round = 0) =>
   round === 0 ? `${ledgerKey}#${page}` : `${ledgerKey}#${page}.r${round}`;
 
+/** Run `fn` on one client inside a transaction: committed when it returns, rolled back when it throws. */
+async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query('begin');
+    const out = await fn(c);
+    await c.query('commit');
+    return out;
+  } catch (e) {
+    await c.query('rollback').catch(() => undefined);
+    throw e;
+  } finally {
+    c.release();
+  }
+}
+
 export class StateStoreError extends Error {
   override name = 'StateStoreError';
 }
 
 /** Bring the store's schema to STATE_SCHEMA_VERSION (idempotent, safe when several workers start at once). */
 async function migrate(pool: Pool, schema: string): Promise<string> {
-  const c = await pool.connect();
-  try {
-    await c.query('begin');
+  return inTransaction(pool, async (c) => {
     await c.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`argus-state-migrate:${schema}`]);
     await c.query(`create schema if not exists ${schema}`);
     await c.query(
@@ -120,14 +134,8 @@ async function migrate(pool: Pool, schema: string): Promise<string> {
       if (v === 1) await c.query(`insert into ${schema}.store (id) values ($1)`, [randomUUID()]);
     }
     const id = await c.query<{ id: string }>(`select id from ${schema}.store limit 1`);
-    await c.query('commit');
     return id.rows[0]!.id;
-  } catch (e) {
-    await c.query('rollback').catch(() => undefined);
-    throw e;
-  } finally {
-    c.release();
-  }
+  });
 }
 
 /**
@@ -284,10 +292,8 @@ export class PgStateStore implements StateStore {
         },
       };
     },
-    save: async (key, u) => {
-      const c = await this.pool.connect();
-      try {
-        await c.query('begin');
+    save: (key, u) =>
+      inTransaction(this.pool, async (c) => {
         // One writer per catalog at a time: two sweeps finishing together merge, neither erases the other.
         await c.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`argus-memory:${key}`]);
         const { rows } = await c.query<{ judgment_key: string; version: number }>(
@@ -319,14 +325,7 @@ export class PgStateStore implements StateStore {
             [key, slice.map(([id]) => id), slice.map(([, e]) => JSON.stringify(e))],
           );
         }
-        await c.query('commit');
-      } catch (e) {
-        await c.query('rollback').catch(() => undefined);
-        throw e;
-      } finally {
-        c.release();
-      }
-    },
+      }),
     forget: async (key, ids) => {
       await this.pool.query(
         `delete from ${this.schema}.memory_entities where catalog_key = $1 and entity_id = any($2)`,
@@ -614,9 +613,7 @@ class PgAuditTrail implements AuditTrail {
 
   async append(entries: (AuditEntry | string)[]): Promise<void> {
     if (entries.length === 0) return;
-    const c: PoolClient = await this.store.pool.connect();
-    try {
-      await c.query('begin');
+    await inTransaction(this.store.pool, async (c) => {
       for (let i = 0; i < entries.length; i += APPEND_ROWS) {
         const slice = entries.slice(i, i + APPEND_ROWS);
         const parsed = slice.map((e) => (typeof e === 'string' ? (JSON.parse(e) as AuditEntry) : e));
@@ -652,13 +649,7 @@ class PgAuditTrail implements AuditTrail {
             [this.key, pages],
           );
       }
-      await c.query('commit');
-    } catch (e) {
-      await c.query('rollback').catch(() => undefined);
-      throw e;
-    } finally {
-      c.release();
-    }
+    });
   }
 
   async readAll(): Promise<AuditEntry[]> {
