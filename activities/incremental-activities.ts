@@ -2,6 +2,7 @@ import type { CatalogAdapter } from '../catalog/adapter';
 import type { CatalogEntity } from '../domain/catalog';
 import { digest64 } from '../domain/digest';
 import type { Outcome } from '../domain/proposal';
+import { passOfPage } from '../domain/sweep';
 import { catalogStats, addStats, emptyStats, type CatalogStats } from '../judgment/catalog-stats';
 import { effectiveFingerprints, entityFingerprint, readsOf } from '../judgment/fingerprint';
 import type { CatalogContext } from '../judgment/catalog-context';
@@ -304,13 +305,6 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       const fps: Record<string, string>[] = [];
       for (let r = 0; r < input.roundFirstPages.length; r++)
         fps.push((await ledger.doc<Record<string, string>>(fingerprintsDocName(r))) ?? {});
-      const roundOf = (page: number) => {
-        let r = 0;
-        input.roundFirstPages.forEach((first, i) => {
-          if (page >= first) r = i;
-        });
-        return r;
-      };
       const failed = new Set(input.failedEntities);
       const entries: Record<string, MemoryEntry> = {};
       const decisions = new Map<string, Map<string, RememberedDecision>>();
@@ -321,7 +315,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         } catch {
           continue; // the page never loaded: its entities stay as the memory had them
         }
-        const round = roundOf(n);
+        const round = passOfPage(input.roundFirstPages, n);
         const outcomes = new Map((await ledger.outcomes(n).catch(() => [] as Outcome[])).map((o) => [o.proposalId, o]));
         const w = await ledger.allWrites(n).catch(() => undefined);
         const inCatalog = new Set([...(w?.written ?? []), ...(w?.already ?? []), ...(w?.keptHuman ?? [])]);

@@ -1,3 +1,4 @@
+import type { IncrementalSummary } from '../domain/report';
 import type { CatalogAdapter } from '../catalog/adapter';
 import type { CatalogEntity } from '../domain/catalog';
 import type { AgentName, Proposal } from '../domain/proposal';
@@ -51,16 +52,10 @@ export interface SweepPlan {
   /** One paragraph for people. */
   text: string;
   /** What changed since this catalog's memory was written (entity counts); the plan covers only what is judged. */
-  incremental?: {
-    new: number;
-    changed: number;
-    unchanged: number;
-    gone: number;
-    carriedOver: number;
-    judged: number;
-    note?: string;
-    failSafe?: string;
-  };
+  incremental?: Pick<
+    IncrementalSummary,
+    'new' | 'changed' | 'unchanged' | 'gone' | 'carriedOver' | 'judged' | 'note' | 'failSafe'
+  >;
 }
 
 const SAMPLE = 20;

@@ -305,3 +305,12 @@ export function judgmentSettingsOf(cfg: SweepConfig): JudgmentSettings {
     ...(cfg.sampleValues ? { sampleRows: cfg.sampleValues.rows } : {}),
   };
 }
+
+/** The pass a page belongs to, from the first page of each pass (in order): the last pass starting at or before it. */
+export function passOfPage(firstPages: readonly number[], page: number): number {
+  let pass = 0;
+  firstPages.forEach((first, i) => {
+    if (page >= first) pass = i;
+  });
+  return pass;
+}

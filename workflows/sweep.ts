@@ -20,6 +20,7 @@ import {
   durationMs,
   effectivePageSize,
   judgmentSettingsOf,
+  passOfPage,
   ReviewDecisions,
   type SweepConfig,
 } from '../domain/sweep';
@@ -525,10 +526,10 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
   /** The pass a page belongs to: its first page, its entity count, and the page's place in it. */
   const passOf = (pageIndex: number) => {
     const rounds = state.incremental?.rounds ?? [{ firstPage: 0, count: state.entityCount }];
-    let round = 0;
-    rounds.forEach((r, i) => {
-      if (pageIndex >= r.firstPage) round = i;
-    });
+    const round = passOfPage(
+      rounds.map((r) => r.firstPage),
+      pageIndex,
+    );
     const r = rounds[round]!;
     return { round, firstPage: r.firstPage, offset: (pageIndex - r.firstPage) * state.pageSize, count: r.count };
   };
