@@ -8,7 +8,13 @@ import { effectiveFingerprints, entityFingerprint, readsOf } from '../judgment/f
 import type { CatalogContext } from '../judgment/catalog-context';
 import { catalogContext } from './catalog-access';
 import { judgmentKey, type JudgmentSettings } from './judgment-key';
-import { MEMORY_DECISIONS_PER_ENTITY, type MemoryEntry, type MemoryRead, type RememberedDecision } from './memory';
+import {
+  MEMORY_DECISIONS_PER_ENTITY,
+  memoryKeyOf,
+  type MemoryEntry,
+  type MemoryRead,
+  type RememberedDecision,
+} from './memory';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 import type { StateStore } from './state-store';
 import type { SweepLedger } from './ledger';
@@ -21,6 +27,8 @@ const SCAN_CHUNK = 1000;
 export interface IncrementalDoc {
   judgmentKey: string;
   memoryKey: string;
+  /** The catalog's scope in that memory (a schema list), when it has scopes. */
+  scope?: string;
   incremental: boolean;
   /** Start the memory afresh when saving (it was untrusted, absent, or under another judgment key). */
   replace: boolean;
@@ -114,7 +122,7 @@ export function classify(
   ids: readonly string[],
   fingerprints: ReadonlyMap<string, string>,
   memory: MemoryRead,
-  opts: { judgmentKey: string; incremental: boolean; goneLimit: number },
+  opts: { judgmentKey: string; incremental: boolean; goneLimit: number; scope?: string },
 ): Omit<IncrementalDoc, 'memoryKey'> & { toJudge: string[] } {
   const doc = memory.status === 'ok' ? memory.doc : undefined;
   const sameKey = doc?.judgmentKey === opts.judgmentKey;
@@ -136,9 +144,14 @@ export function classify(
     toJudge.push(id);
   }
   counts.judged = toJudge.length;
-  const goneIds = doc ? Object.keys(doc.entities).filter((id) => !present.has(id)) : [];
+  // A sweep answers for its own scope: what another schema list's sweeps remember is theirs to forget. A scope
+  // the memory has never seen (a schema list changed or mistyped) is checked against everything remembered.
+  const all = doc ? Object.entries(doc.entities) : [];
+  const ours = all.filter(([, e]) => e.s === opts.scope);
+  const mine = ours.length > 0 || opts.scope === undefined ? ours : all;
+  const goneIds = mine.filter(([id]) => !present.has(id)).map(([id]) => id);
   counts.gone = goneIds.length;
-  const remembered = doc ? Object.keys(doc.entities).length : 0;
+  const remembered = mine.length;
   let note: string | undefined;
   if (memory.status === 'untrusted') note = `memory not used: ${memory.why}; every entity judged, the memory rewritten`;
   else if (memory.status === 'none') note = 'no memory of this catalog yet: every entity judged';
@@ -177,11 +190,12 @@ export async function previewChanges(
   const ctx = await catalogContext(catalog);
   const ids = (await catalog.snapshot()).ids;
   const { fingerprints } = await scanCatalog(catalog, ids, ctx, false);
-  const memory = await loadMemory(store, store.auditKey(catalog.identity, catalogName));
+  const memory = await loadMemory(store, memoryKeyOf(store, catalog.identity, catalogName));
   return classify(ids, fingerprints, memory, {
     judgmentKey: judgmentKey(opts.judgment),
     incremental: opts.incremental,
     goneLimit: opts.goneLimit,
+    ...(catalog.identity.scope !== undefined ? { scope: catalog.identity.scope } : {}),
   });
 }
 
@@ -245,7 +259,8 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         return { toJudge: changed.length, new: 0, changed: changed.length, unchanged: 0, gone: 0, carriedOver: 0 };
       }
       await ledger.writeDoc(statsBeforeDocName, stats);
-      const memoryKey = meta.auditFile;
+      const memoryKey = memoryKeyOf(store, catalog.identity, meta.catalogName);
+      const scope = catalog.identity.scope;
       const memory = await loadMemory(store, memoryKey);
       const jk = judgmentKey(
         input.judgment ?? {
@@ -260,6 +275,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         judgmentKey: jk,
         incremental: input.incremental ?? true,
         goneLimit: input.goneLimit ?? 0.5,
+        ...(scope !== undefined ? { scope } : {}),
       });
       await ledger.writeSelection(toJudge);
       await ledger.writeDoc(selectionDocName(0), toJudge);
@@ -275,7 +291,11 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         }
         await ledger.writeDoc(settledDocName(0), settled);
       }
-      await ledger.writeDoc(incrementalDocName, { ...doc, memoryKey } satisfies IncrementalDoc);
+      await ledger.writeDoc(incrementalDocName, {
+        ...doc,
+        memoryKey,
+        ...(scope !== undefined ? { scope } : {}),
+      } satisfies IncrementalDoc);
       return {
         toJudge: toJudge.length,
         ...doc.counts,
@@ -341,6 +361,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
             fp,
             final: !open.has(id) && !pageFailed.has(id) && !failed.has(id),
             sweep: input.sweepId,
+            ...(inc.scope !== undefined ? { s: inc.scope } : {}),
             ...(d.length ? { d } : {}),
           };
         }

@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import type { CatalogIdentity } from '../catalog/adapter';
 import { readJson, safeName, writeFileAtomic } from './paths';
 
 /** The memory format this ARGUS writes; memory written by a newer one is not trusted (judged anew, rewritten). */
@@ -16,6 +17,8 @@ export interface MemoryEntry {
   final: boolean;
   /** The sweep that last judged it. */
   sweep: string;
+  /** The scope (schema list) of that sweep, when the catalog has scopes. */
+  s?: string;
   d?: RememberedDecision[];
 }
 
@@ -53,6 +56,15 @@ export interface MemoryBook {
   save(catalogKey: string, update: MemoryUpdate): Promise<void>;
   /** Forget entities (undo of a sweep that wrote to them): they are judged as new next time. */
   forget(catalogKey: string, entityIds: readonly string[]): Promise<void>;
+}
+
+/** The key of a catalog's memory in a store: its identity's memory key when wider than its audit key. */
+export function memoryKeyOf(
+  store: { auditKey(identity: CatalogIdentity, catalogName: string): string },
+  identity: CatalogIdentity,
+  catalogName: string,
+): string {
+  return store.auditKey(identity.memoryKey ? { ...identity, key: identity.memoryKey } : identity, catalogName);
 }
 
 /** Check a parsed memory document; `why` when it is not one this ARGUS may trust for `catalogKey`. */

@@ -4,6 +4,7 @@ import type { AuditEntry } from './audit-log';
 import type { WriteRecord } from './ledger';
 import { fileStateStore, type StateStore } from './state-store';
 import { bundledDemoCatalog } from './paths';
+import { memoryKeyOf } from './memory';
 
 export interface UndoResult {
   sweepId: string;
@@ -90,7 +91,9 @@ export async function undoSweep(
     }
     await audit.append(lines);
     // Undone repairs may be proposed again: the memory of the entities they touched goes (judged as new next time).
-    await store.memory.forget(meta.auditFile, [...new Set(pending.map((w) => w.entityId))]);
+    await store.memory.forget(memoryKeyOf(store, catalog.identity, meta.catalogName), [
+      ...new Set(pending.map((w) => w.entityId)),
+    ]);
     results.push(res);
   }
   return results;

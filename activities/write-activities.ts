@@ -113,6 +113,8 @@ export function createWriteActivities(deps: ActivityDeps) {
         w.written.push(p.id);
         loggedBefore++;
       } else if (by) {
+        // Written by an earlier sweep and not undone: in the catalog, or removed by a person since, which is
+        // that person's decision. Either way it is not written again (only an undo makes it writable again).
         w.already.push(p.id);
         w.notes[p.id] = `already written by ${by.sweepId}`;
       } else {

@@ -20,6 +20,13 @@ export interface CatalogIdentity {
   key: string;
   /** Where it is, for people: a file path, a database and schemas, a dbt project. */
   label: string;
+  /**
+   * What memory across sweeps is keyed by, when wider than `key`: a PostgreSQL database whatever the schema list,
+   * so a sweep naming the wrong schemas finds the database's memory and its entities gone (the fail-safe).
+   */
+  memoryKey?: string;
+  /** The part of the memory's catalog this sweep reads (a schema list); sweeps forget only their own scope's gone. */
+  scope?: string;
 }
 
 /** One approved repair to write. `landed`: what an earlier attempt recorded before it died (write-ahead intent). */

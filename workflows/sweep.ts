@@ -718,6 +718,20 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
   }
   const waitedMs = await settleReviews();
   await condition(allHandlersFinished);
+  // Writes after the last pass (what people approved, or a budget-fitted sweep's one pass): what they changed is
+  // not judged again in this sweep but by the next one, and the report counts it as unsettled.
+  const inc0 = state.incremental;
+  if (inc0 && !cfg.dryRun && state.counts.written > inc0.writtenAtRoundStart) {
+    try {
+      const d = await catalogActivities.detectChanges.executeWithOptions(
+        { ...REPORT_OPTIONS, summary: 'what the writes after the last pass changed (judged by the next sweep)' },
+        [{ ledgerKey: state.ledgerKey, round: inc0.rounds.length }],
+      );
+      inc0.unsettled = d.toJudge;
+    } catch (err) {
+      log.warn('could not count what the last writes changed', { error: failureOf(err).message });
+    }
+  }
 
   progress.phase = 'reporting';
   let incremental: IncrementalSummary | undefined;

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseDocument } from 'yaml';
-import type { CatalogEntity } from '../../domain/catalog';
+import { PiiTag, type CatalogEntity } from '../../domain/catalog';
 import type { CatalogRef } from '../../domain/sweep';
 import { digest64, stableJson } from '../../domain/digest';
 import {
@@ -46,6 +46,19 @@ interface DbtBefore {
 
 /** Key of ARGUS's record of a description it wrote: the YAML file, the node and the column ('' for the node). */
 const recordKey = (loc: DbtEntityLocation, column: string) => `${loc.writePath}\u0000${loc.uniqueId}\u0000${column}`;
+/** Key of ARGUS's record of a PII tag it wrote on a column: the tag as ARGUS holds it (JSON), which YAML cannot keep. */
+const tagRecordKey = (loc: DbtEntityLocation, column: string) => `${recordKey(loc, column)}\u0000pii`;
+
+/** The tag ARGUS recorded for a column, when the manifest's tag is still that one (same category). */
+function recordedTag(raw: string | undefined, category: string): PiiTag | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const t = PiiTag.safeParse(JSON.parse(raw));
+    return t.success && t.data.category === category ? t.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 async function readText(file: string): Promise<string | null> {
   try {
@@ -172,7 +185,10 @@ export class DbtCatalogAdapter implements CatalogAdapter {
     f.columns = Object.fromEntries(Object.entries(f.columns).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
   }
 
-  /** The entities for `ids`, descriptions ARGUS wrote (and nobody changed since) marked as ARGUS's. */
+  /**
+   * The entities for `ids`, descriptions ARGUS wrote (and nobody changed since) marked as ARGUS's, and PII tags it
+   * wrote (same category) as ARGUS holds them: a rebuilt manifest then reads as the entity did right after the write.
+   */
   private entitiesOf(project: DbtProjectRead, mine: Record<string, string>, ids: string[]) {
     const byId = new Map(project.entities.map((e) => [e.id, e]));
     const entities: CatalogEntity[] = [];
@@ -189,6 +205,10 @@ export class DbtCatalogAdapter implements CatalogAdapter {
       for (const c of e.columns)
         if (c.description && mine[recordKey(loc, c.name)] === c.description && !loc.docBlocks.columns.includes(c.name))
           c.description_source = 'argus';
+      for (const c of e.columns)
+        c.tags = c.tags.map((t) =>
+          t.source === 'human' ? (recordedTag(mine[tagRecordKey(loc, c.name)], t.category) ?? t) : t,
+        );
       entities.push(e);
     }
     return { entities, invalid };
@@ -224,6 +244,17 @@ export class DbtCatalogAdapter implements CatalogAdapter {
           applied.push({ entity: e, r });
           if (r.change.kind === 'description')
             records[recordKey(loc, r.change.target === 'table' ? '' : (r.change.column ?? ''))] = r.change.text;
+          else if (r.change.kind === 'pii_tag') {
+            const tag: PiiTag = {
+              kind: 'pii',
+              category: r.change.category,
+              confidence: r.change.confidence,
+              explanation: r.change.explanation,
+              source: 'argus',
+              proposalId: r.proposalId,
+            };
+            records[tagRecordKey(loc, r.change.column)] = JSON.stringify(tag);
+          }
         }
       } catch (err) {
         outcomes.push({

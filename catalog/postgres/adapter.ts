@@ -107,6 +107,8 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
       kind: 'postgres',
       key: `postgres://${u.hostname || 'localhost'}:${u.port || 5432}/${db}?schemas=${schemas}`,
       label: `${this.where} (schemas ${ref.schemas?.join(', ') ?? 'all'})`,
+      memoryKey: `postgres://${u.hostname || 'localhost'}:${u.port || 5432}/${db}`,
+      scope: `schemas=${schemas}`,
     };
     this.tagTable = ref.tagTable;
     this.pool = new Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 10_000 });

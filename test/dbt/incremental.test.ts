@@ -288,13 +288,9 @@ describe('jaffle_shop, night after night', () => {
     expect({ code: parse.code, output: parse.code === 0 ? '' : parse.output }).toEqual({ code: 0, output: '' });
   });
 
-  // KNOWN BUG (reported, not fixed here): after the project is rebuilt, the PII tags ARGUS wrote read back from the
-  // manifest as a person's tags (catalog/dbt/manifest.ts piiTags: source 'human', confidence 1, explanation
-  // "Tagged pii with meta …"), while the sweep that wrote them remembered the entity as it held it in memory (the tag
-  // as ARGUS's, with its own confidence and explanation: catalog/file-repairs.ts applyChange). So the first sweep
-  // after any rebuild judges again every entity ARGUS tagged, and the entities reading them, and calls the model for
-  // them. Expected: a rebuild that only adds what ARGUS wrote changes nothing the memory rests on.
-  test.skip('after the nightly rebuild (the manifest now holds what ARGUS wrote), nothing is judged again', async () => {
+  // ARGUS records the tags it writes (the YAML keeps only the tag and its category), so a rebuilt manifest reads as
+  // the entity did right after the write, and the memory's fingerprints still hold.
+  test('after the nightly rebuild (the manifest now holds what ARGUS wrote), nothing is judged again', async () => {
     await rebuild(shop);
     const before = fakeCalls();
     const r = await sweep();
@@ -306,8 +302,7 @@ describe('jaffle_shop, night after night', () => {
     expect(fakeCalls()).toBe(before);
   });
 
-  // Skipped with the one above: it relies on a settled memory after a rebuild (the KNOWN BUG above).
-  test.skip('a column description a person edits in YAML re-judges that model and the models reading it, nothing else', async () => {
+  test('a column description a person edits in YAML re-judges that model and the models reading it, nothing else', async () => {
     // Settle whatever the rebuild made the memory judge again (see the test above), so this one sees the edit only.
     const settle = await sweep();
     expect(settle.incremental!.unsettled).toBe(0);

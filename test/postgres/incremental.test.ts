@@ -396,12 +396,9 @@ describe('pagila, night after night, two workers on one PostgreSQL state store',
     expect(next.modelUsage.calls).toBe(0);
   });
 
-  // KNOWN BUG (reported, not fixed here): the memory of a PostgreSQL catalog is keyed by the catalog's identity,
-  // and the identity includes the schema list (catalog/postgres/adapter.ts: `...?schemas=<sorted list>`), so a sweep
-  // naming the wrong schemas finds *no* memory ("no memory of this catalog yet: every entity judged") instead of
-  // finding pagila's entities gone: the fail-safe can never trip on a wrong schema list, although its own message
-  // says "check the schema list". This test states what the brief and the fail-safe's message promise.
-  test.skip('a wrong schema list trips the fail-safe: the run is partial, the memory kept for the right list', async () => {
+  // The memory of a PostgreSQL catalog is the database's, whatever the schema list: a list the memory has never
+  // seen is checked against everything remembered, so a wrong one finds pagila gone; each list forgets only its own.
+  test('a wrong schema list trips the fail-safe: the run is partial, the memory kept for the right list', async () => {
     await db.query(`CREATE SCHEMA pagila_archive; CREATE TABLE pagila_archive.old_rentals (rental_id int PRIMARY KEY)`);
     const wrong = await sweep(modelInput('ARGUS_PG_URL', ['pagila_archive']));
     const right = await sweep(modelInput('ARGUS_PG_URL'));
@@ -498,14 +495,8 @@ describe("a person's rejection", () => {
     time: new Date().toISOString(),
   });
 
-  // Was a bug (fixed: remembered approvals and people's rejections are not proposed again). Seen: night 2 judged again the 10 entities on which people approved tags
-  // at the end of night 1 (and the views reading them), and parked the rejected proposal again
-  // (p-pii_tag-… on public.actor.first_name). The tags people approve are written after the sweep's last pass
-  // (workflows/sweep.ts settleReviews runs after the passes), and rememberSweep stores the fingerprints of that last
-  // pass, from before those writes; so every entity a person approved something on looks changed the next night.
-  // And once an entity is judged again, nothing consults the decisions the memory keeps (MemoryEntry.d): a person's
-  // rejection on it is proposed and parked again. Expected: the rejected proposal is neither parked nor proposed,
-  // and its entity is carried over.
+  // The tags people approve are written after the sweep's last pass: night 1 counts the entities they change as
+  // unsettled, and night 2 judges exactly those, with nothing decided before proposed or parked again.
   test('is not parked or proposed again the next night: its entity is carried over', async () => {
     const first = await startAndWait();
     expect(first.pending.length).toBeGreaterThan(1);
@@ -514,6 +505,7 @@ describe("a person's rejection", () => {
     await first.handle.executeUpdate('review', { args: [{ decisions: approved.map((p) => decide(p, 'approved')) }] });
     const night1 = (await first.handle.result()) as SweepReport;
     expect(night1.humanReview).toMatchObject({ rejected: 1, approved: approved.length, expired: 0 });
+    expect(night1.incremental!.unsettled).toBeGreaterThan(0);
     expect(night1.proposals.find((p) => p.id === rejected!.proposalId)).toMatchObject({
       outcome: 'rejected',
       written: false,
@@ -538,5 +530,6 @@ describe("a person's rejection", () => {
     // nothing decided before is proposed or parked again.
     expect(night2.humanReview).toMatchObject({ waited: 0 });
     expect(night2.incremental!.carriedOver).toBeGreaterThan(0);
+    expect(night2.incremental!.changed).toBe(night1.incremental!.unsettled);
   });
 });

@@ -122,6 +122,26 @@ describe('what the memory never does', () => {
     expect(again.incremental!.judged).toBeGreaterThan(0);
   });
 
+  test("a repair a person removed is that person's decision: judged again, not written again, even by a full sweep", async () => {
+    const file = copy('removed');
+    const before = new Map(readCatalog(file).entities.map((e) => [e.id, e.description]));
+    const first = await sweepFile(file);
+    expect(first.written).toBeGreaterThan(0);
+    const c = readCatalog(file);
+    const drafted = c.entities.find((e) => !before.get(e.id) && e.description)!;
+    expect(drafted).toBeDefined();
+    delete drafted.description;
+    writeCatalog(file, c);
+    const next = await sweepFile(file);
+    expect(next.incremental!.changed).toBeGreaterThanOrEqual(1);
+    expect(next.written).toBe(0);
+    const full = await sweepFile(file, { incremental: false });
+    expect(full.written).toBe(0);
+    expect(readCatalog(file).entities.find((e) => e.id === drafted.id)!.description).toBeUndefined();
+    const settled = await sweepFile(file);
+    expect(settled.incremental).toMatchObject({ judged: 0, carriedOver: 69 });
+  });
+
   test('unreadable memory is never a reason to skip: everything is judged, the report says why, the memory is rewritten', async () => {
     const file = copy('corrupt');
     await sweepFile(file);
