@@ -1,7 +1,7 @@
 import type { CatalogAdapter } from '../catalog/adapter';
 import type { CatalogEntity } from '../domain/catalog';
 import type { CatalogContext } from '../judgment/catalog-context';
-import { descriptionFacts, type Neighbours } from '../judgment/description-evidence';
+import { descriptionFacts, forgetDescriptionFacts, type Neighbours } from '../judgment/description-evidence';
 
 /** Rounds of loading: one per hop an inherited description may travel (judgment/description-evidence.ts). */
 const MAX_ROUNDS = 9;
@@ -21,21 +21,39 @@ export async function loadNeighbours(
 ): Promise<Neighbours> {
   const known = new Map<string, CatalogEntity>(entities.map((e) => [e.id, e]));
   const unreadable = new Set<string>();
+  let missing = new Set<string>();
+  const asked = { now: false };
+  // One object for every round and for the agents after: the facts an entity's evidence gave stay remembered
+  // (descriptionFacts caches them per neighbours object), and only entities that asked for an entity not yet
+  // loaded are computed again, so a page's evidence is computed about once, not once per round.
+  const neighbours: Neighbours = {
+    get(id) {
+      const e = known.get(id);
+      if (e === undefined && !unreadable.has(id) && ctx.exists(id)) {
+        missing.add(id);
+        asked.now = true;
+      }
+      return e;
+    },
+  };
+  let todo = entities;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const missing = new Set<string>();
-    const probe: Neighbours = {
-      get(id) {
-        const e = known.get(id);
-        if (e === undefined && !unreadable.has(id) && ctx.exists(id)) missing.add(id);
-        return e;
-      },
-    };
-    for (const e of entities) descriptionFacts(e, ctx, probe);
+    missing = new Set();
+    const askers: CatalogEntity[] = [];
+    for (const e of todo) {
+      asked.now = false;
+      forgetDescriptionFacts(e);
+      descriptionFacts(e, ctx, neighbours);
+      if (asked.now) askers.push(e);
+    }
     const ids = [...missing].slice(0, Math.max(0, MAX_LOADED - known.size));
-    if (ids.length === 0) break;
+    if (ids.length === 0) return neighbours;
     const { entities: loaded } = await catalog.getEntities(ids);
     for (const e of loaded) known.set(e.id, e);
     for (const id of ids) if (!known.has(id)) unreadable.add(id);
+    todo = askers;
   }
-  return { get: (id) => known.get(id) };
+  // The last round's askers were computed before their last load: computed again when next asked.
+  for (const e of todo) forgetDescriptionFacts(e);
+  return neighbours;
 }

@@ -361,6 +361,11 @@ function tableFact(entity: CatalogEntity, ctx: CatalogContext, neighbours: Neigh
 
 const factsCache = new WeakMap<CatalogEntity, { ctx: CatalogContext; neighbours: Neighbours; facts: EntityFacts }>();
 
+/** Drop `entity`'s remembered facts: its neighbours grew since they were computed (activities/neighbours.ts). */
+export function forgetDescriptionFacts(entity: CatalogEntity): void {
+  factsCache.delete(entity);
+}
+
 /** Every fact the catalog establishes about `entity`'s table and columns (only those with one appear). */
 export function descriptionFacts(entity: CatalogEntity, ctx: CatalogContext, neighbours: Neighbours): EntityFacts {
   const hit = factsCache.get(entity);
