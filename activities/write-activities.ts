@@ -55,8 +55,10 @@ export function createWriteActivities(deps: ActivityDeps) {
         catalogStats((await catalog.getEntities(input.ids ?? (await ledger.pageIds(input.pageIndex)))).entities),
       );
     const done = await ledger.writes(input.pageIndex, round);
+    // A page that wrote nothing keeps its figures from before (the report reads those when 'after' is missing):
+    // no second read of the page and no second count.
     if (done) {
-      await recordAfter();
+      if (done.written.length) await recordAfter();
       return { written: done.written.length, already: done.already.length, keptHuman: done.keptHuman.length };
     }
     const audit = store.audit(meta.auditFile);
@@ -97,7 +99,6 @@ export function createWriteActivities(deps: ActivityDeps) {
       if (!(await audit.pageLogged(input.ledgerKey, input.pageIndex, round)))
         await audit.append([...decisions, pageLine(0)]);
       await ledger.writeWrites(input.pageIndex, w, round);
-      await recordAfter();
       return { written: 0, already: 0, keptHuman: 0 };
     }
     const applied = await audit.applied(approved.map((p) => p.id));
@@ -175,7 +176,7 @@ export function createWriteActivities(deps: ActivityDeps) {
     if (!(await audit.pageLogged(input.ledgerKey, input.pageIndex, round)))
       await audit.append([...decisions, ...(writeLines ?? writes), pageLine(writes.length + loggedBefore)]);
     await ledger.writeWrites(input.pageIndex, w, round);
-    await recordAfter();
+    if (w.written.length) await recordAfter();
     if (w.written.length)
       log.info('repairs written', { sweepId: input.sweepId, page: input.pageIndex, written: w.written.length });
     return { written: w.written.length, already: w.already.length, keptHuman: w.keptHuman.length };

@@ -1,13 +1,23 @@
 /** Stable JSON: object keys sorted, so equal values always serialise the same way. */
 export function stableJson(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  // Plain loops: this runs over every entity of a catalog on every sweep (its fingerprints).
+  if (Array.isArray(v)) {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) out += (i ? ',' : '') + stableJson(v[i]);
+    return out + ']';
+  }
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .filter((k) => o[k] !== undefined)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`)
-    .join(',')}}`;
+  const keys = Object.keys(o).sort();
+  let out = '{';
+  let first = true;
+  for (const k of keys) {
+    const x = o[k];
+    if (x === undefined) continue;
+    out += (first ? '' : ',') + JSON.stringify(k) + ':' + stableJson(x);
+    first = false;
+  }
+  return out + '}';
 }
 
 /** A 64-bit non-cryptographic digest as 16 hex chars (pure JS so workflows may use it too). */
