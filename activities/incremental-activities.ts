@@ -3,7 +3,14 @@ import type { CatalogEntity } from '../domain/catalog';
 import { digest64 } from '../domain/digest';
 import type { Outcome } from '../domain/proposal';
 import { passOfPage } from '../domain/sweep';
-import { catalogStats, addStats, emptyStats, type CatalogStats } from '../judgment/catalog-stats';
+import {
+  addVector,
+  emptyStats,
+  isStatsVector,
+  statsVector,
+  type CatalogStats,
+  type StatsVector,
+} from '../judgment/catalog-stats';
 import { effectiveFingerprints, entityFingerprint, readsOf } from '../judgment/fingerprint';
 import type { CatalogContext } from '../judgment/catalog-context';
 import { catalogContext } from './catalog-access';
@@ -44,6 +51,10 @@ export const fingerprintsDocName = (round: number) => `fingerprints-${round}`;
 export const selectionDocName = (round: number) => `selection-${round}`;
 export const statsBeforeDocName = 'stats-before';
 export const settledDocName = (round: number) => `settled-${round}`;
+/** Entities counted afresh by the first pass's scan: own fingerprint and figures (what the memory lacked). */
+export const scanStatsDocName = 'entity-stats';
+/** A page's entities after its last write: own fingerprint and figures. */
+export const pageStatsDocName = (page: number) => `entity-stats-after-${page}`;
 const settledPageDocName = (page: number) => `settled-page-${page}`;
 
 /** A later pass's page: the proposals earlier passes settled for its entities (loadCatalogPage stores them). */
@@ -73,36 +84,71 @@ export async function unsettledProposals<T extends { id: string }>(
 }
 const MAX_GONE_IDS = 100_000;
 
+/** Entities' own fingerprints (without what they read): the adapter's, when it has one, and the entity as read. */
+async function ownFingerprints(
+  catalog: CatalogAdapter,
+  entities: readonly CatalogEntity[],
+): Promise<Map<string, string>> {
+  const cheap = catalog.fingerprints ? await catalog.fingerprints(entities.map((e) => e.id)) : undefined;
+  const out = new Map<string, string>();
+  for (const e of entities) {
+    // The adapter's fingerprint and the entity as read, both: nothing the entity shows is ever missed.
+    const adapterFp = cheap?.get(e.id);
+    out.set(e.id, adapterFp !== undefined ? digest64(`${adapterFp}\0${entityFingerprint(e)}`) : entityFingerprint(e));
+  }
+  return out;
+}
+
+/** Own fingerprint and figures of each entity, for the memory (written after a page's write). */
+export async function entityStatsOf(
+  catalog: CatalogAdapter,
+  entities: readonly CatalogEntity[],
+): Promise<Record<string, [string, StatsVector]>> {
+  const own = await ownFingerprints(catalog, entities);
+  return Object.fromEntries(entities.map((e) => [e.id, [own.get(e.id)!, statsVector(e)]]));
+}
+
 /**
  * Every entity's effective fingerprint (its own and those its evidence reads, transitively), read through the
- * adapter in chunks; with `stats`, the catalog's coverage figures on the way. Invalid records get a fingerprint
- * of their own (they are judged, and fail, every time).
+ * adapter in chunks; with `stats`, the catalog's coverage figures on the way: an entity whose own fingerprint is
+ * the one `remembered` counted its figures at is not counted again (figures rest on the entity alone), the others
+ * are counted and returned in `fresh`. Invalid records get a fingerprint of their own (judged, and failing, every
+ * time).
  */
 export async function scanCatalog(
   catalog: CatalogAdapter,
   ids: readonly string[],
   ctx: CatalogContext,
   withStats: boolean,
-): Promise<{ fingerprints: Map<string, string>; stats: CatalogStats }> {
+  remembered: Readonly<Record<string, MemoryEntry>> = {},
+): Promise<{
+  fingerprints: Map<string, string>;
+  stats: CatalogStats;
+  fresh: Record<string, [string, StatsVector]>;
+}> {
   const own = new Map<string, string>();
   const reads = new Map<string, { entities: string[]; names: string[] }>();
   const stats = emptyStats();
+  const fresh: Record<string, [string, StatsVector]> = {};
   for (let i = 0; i < ids.length; i += SCAN_CHUNK) {
-    const chunk = ids.slice(i, i + SCAN_CHUNK);
-    const [{ entities, invalid }, cheap] = await Promise.all([
-      catalog.getEntities([...chunk]),
-      catalog.fingerprints ? catalog.fingerprints(chunk) : Promise.resolve(undefined),
-    ]);
+    const { entities, invalid } = await catalog.getEntities(ids.slice(i, i + SCAN_CHUNK));
+    const fps = await ownFingerprints(catalog, entities);
     for (const e of entities as CatalogEntity[]) {
-      // The adapter's fingerprint and the entity as read, both: nothing the entity shows is ever missed.
-      const adapterFp = cheap?.get(e.id);
-      own.set(e.id, adapterFp !== undefined ? digest64(`${adapterFp}\0${entityFingerprint(e)}`) : entityFingerprint(e));
+      const fp = fps.get(e.id)!;
+      own.set(e.id, fp);
       reads.set(e.id, readsOf(e, ctx));
+      if (!withStats) continue;
+      const m = remembered[e.id];
+      if (m?.o === fp && isStatsVector(m.st)) addVector(stats, m.st);
+      else {
+        const v = statsVector(e);
+        addVector(stats, v);
+        fresh[e.id] = [fp, v];
+      }
     }
     for (const bad of invalid) own.set(bad.id, `invalid`);
-    if (withStats) addStats(stats, catalogStats(entities));
   }
-  return { fingerprints: effectiveFingerprints(own, reads), stats };
+  return { fingerprints: effectiveFingerprints(own, reads), stats, fresh };
 }
 
 /** Load a catalog's memory; a store that cannot read it yields `untrusted`, never an error. */
@@ -235,9 +281,9 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       const { meta, catalog } = await catalogOf(ledger);
       const ctx = await catalogContext(catalog);
       const ids = (await catalog.snapshot()).ids;
-      const { fingerprints, stats } = await scanCatalog(catalog, ids, ctx, input.round === 0);
-      await ledger.writeDoc(fingerprintsDocName(input.round), Object.fromEntries(fingerprints));
       if (input.round > 0) {
+        const { fingerprints } = await scanCatalog(catalog, ids, ctx, false);
+        await ledger.writeDoc(fingerprintsDocName(input.round), Object.fromEntries(fingerprints));
         const before = (await ledger.doc<Record<string, string>>(fingerprintsDocName(input.round - 1))) ?? {};
         const changed = ids.filter((id) => before[id] !== fingerprints.get(id));
         // What earlier passes approved (or hold for people) is not proposed again: it is written or waiting. A
@@ -258,7 +304,6 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         await ledger.writeDoc(selectionDocName(input.round), changed);
         return { toJudge: changed.length, new: 0, changed: changed.length, unchanged: 0, gone: 0, carriedOver: 0 };
       }
-      await ledger.writeDoc(statsBeforeDocName, stats);
       const memoryKey = memoryKeyOf(store, catalog.identity, meta.catalogName);
       const scope = catalog.identity.scope;
       const memory = await loadMemory(store, memoryKey);
@@ -271,6 +316,12 @@ export function createIncrementalActivities(deps: ActivityDeps) {
           overwriteHumanText: false,
         },
       );
+      // Figures remembered under the same judgment key were counted by the same code (catalog-stats is judgment).
+      const remembered = memory.status === 'ok' && memory.doc.judgmentKey === jk ? memory.doc.entities : {};
+      const { fingerprints, stats, fresh } = await scanCatalog(catalog, ids, ctx, true, remembered);
+      await ledger.writeDoc(fingerprintsDocName(0), Object.fromEntries(fingerprints));
+      await ledger.writeDoc(statsBeforeDocName, stats);
+      await ledger.writeDoc(scanStatsDocName, fresh);
       const { toJudge, ...doc } = classify(ids, fingerprints, memory, {
         judgmentKey: jk,
         incremental: input.incremental ?? true,
@@ -328,6 +379,11 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       const failed = new Set(input.failedEntities);
       const entries: Record<string, MemoryEntry> = {};
       const decisions = new Map<string, Map<string, RememberedDecision>>();
+      // Each entity's own fingerprint and figures as the sweep left them: after its page's last write, else as the
+      // first pass's scan counted them (absent: as the memory already had them).
+      const figures: Record<string, [string, StatsVector]> = {
+        ...((await ledger.doc<Record<string, [string, StatsVector]>>(scanStatsDocName)) ?? {}),
+      };
       for (const n of await ledger.pageNumbers()) {
         let ids: string[];
         try {
@@ -335,6 +391,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         } catch {
           continue; // the page never loaded: its entities stay as the memory had them
         }
+        Object.assign(figures, (await ledger.doc<Record<string, [string, StatsVector]>>(pageStatsDocName(n))) ?? {});
         const round = passOfPage(input.roundFirstPages, n);
         const outcomes = new Map((await ledger.outcomes(n).catch(() => [] as Outcome[])).map((o) => [o.proposalId, o]));
         const w = await ledger.allWrites(n).catch(() => undefined);
@@ -366,16 +423,29 @@ export function createIncrementalActivities(deps: ActivityDeps) {
           };
         }
       }
+      for (const [id, e] of Object.entries(entries)) {
+        const f = figures[id];
+        if (f) [e.o, e.st] = f;
+      }
       // People's rejections stay remembered while the entity is judged again (they were not proposed again).
       if (!inc.replace) {
         const old = await loadMemory(store, inc.memoryKey);
-        if (old.status === 'ok' && old.doc.judgmentKey === inc.judgmentKey)
+        if (old.status === 'ok' && old.doc.judgmentKey === inc.judgmentKey) {
           for (const [id, e] of Object.entries(entries)) {
-            const kept = (old.doc.entities[id]?.d ?? []).filter(
+            const was = old.doc.entities[id];
+            const kept = (was?.d ?? []).filter(
               ([pid, d, stage]) => d === 'rejected' && stage === 'human' && !e.d?.some(([x]) => x === pid),
             );
             if (kept.length) e.d = [...kept, ...(e.d ?? [])].slice(-MEMORY_DECISIONS_PER_ENTITY);
+            // Not counted afresh: the entity is as the memory counted it.
+            if (e.st === undefined && was?.o !== undefined && was.st !== undefined) [e.o, e.st] = [was.o, was.st];
           }
+          // Carried over but counted afresh (the memory had no figures for it yet): only the figures change.
+          for (const [id, f] of Object.entries(figures)) {
+            const was = old.doc.entities[id];
+            if (!entries[id] && was) entries[id] = { ...was, o: f[0], st: f[1] };
+          }
+        }
       }
       const deletes = inc.failSafe ? [] : inc.goneIds;
       await store.memory.save(inc.memoryKey, {

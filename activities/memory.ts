@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { CatalogIdentity } from '../catalog/adapter';
+import type { StatsVector } from '../judgment/catalog-stats';
 import { readJson, safeName, writeFileAtomic } from './paths';
 
 /** The memory format this ARGUS writes; memory written by a newer one is not trusted (judged anew, rewritten). */
@@ -19,6 +20,9 @@ export interface MemoryEntry {
   sweep: string;
   /** The scope (schema list) of that sweep, when the catalog has scopes. */
   s?: string;
+  /** The entity's own fingerprint (without what it reads) when `st` was counted, and its figures then. */
+  o?: string;
+  st?: StatsVector;
   d?: RememberedDecision[];
 }
 

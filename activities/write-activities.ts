@@ -4,6 +4,7 @@ import { catalogStats } from '../judgment/catalog-stats';
 import type { AuditEntry } from './audit-log';
 import type { PageWrites, WriteRecord } from './ledger';
 import { faultPoint } from './fault-points';
+import { entityStatsOf, incrementalDocName, pageStatsDocName } from './incremental-activities';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 
 /** What the write step is asked to write: one page of a sweep, in one round. */
@@ -23,7 +24,7 @@ export interface WritePageInput {
 
 /** The write step: approved repairs into the catalog, once, each with its audit line. */
 export function createWriteActivities(deps: ActivityDeps) {
-  const { store, ledgerFor, catalogOf } = sweepContext(deps);
+  const { store, ledgerFor, catalogOf, metrics } = sweepContext(deps);
   return {
     /**
      * Write a page's approved repairs, once. Idempotent per proposal id (the audit log's applied index plus
@@ -48,12 +49,13 @@ export function createWriteActivities(deps: ActivityDeps) {
   ): Promise<{ written: number; already: number; keptHuman: number }> {
     const ledger = ledgerFor(input.ledgerKey);
     const { meta, catalog } = await catalogOf(ledger);
-    const recordAfter = async () =>
-      ledger.writeStats(
-        input.pageIndex,
-        'after',
-        catalogStats((await catalog.getEntities(input.ids ?? (await ledger.pageIds(input.pageIndex)))).entities),
-      );
+    const recordAfter = async () => {
+      const { entities } = await catalog.getEntities(input.ids ?? (await ledger.pageIds(input.pageIndex)));
+      await ledger.writeStats(input.pageIndex, 'after', catalogStats(entities));
+      // An incremental sweep's memory keeps each entity's figures as the write left them (entity-stats-after-<page>).
+      if (await ledger.doc(incrementalDocName))
+        await ledger.writeDoc(pageStatsDocName(input.pageIndex), await entityStatsOf(catalog, entities));
+    };
     const done = await ledger.writes(input.pageIndex, round);
     // A page that wrote nothing keeps its figures from before (the report reads those when 'after' is missing):
     // no second read of the page and no second count.
@@ -176,6 +178,13 @@ export function createWriteActivities(deps: ActivityDeps) {
     if (!(await audit.pageLogged(input.ledgerKey, input.pageIndex, round)))
       await audit.append([...decisions, ...(writeLines ?? writes), pageLine(writes.length + loggedBefore)]);
     await ledger.writeWrites(input.pageIndex, w, round);
+    // Counted once the page's writes are recorded: a retry finds them recorded and returns above, uncounted.
+    const kind = meta.catalogRef.kind;
+    metrics.writes(kind, 'written', w.written.length);
+    metrics.writes(kind, 'already', w.already.length);
+    metrics.writes(kind, 'kept_human', w.keptHuman.length);
+    metrics.writes(kind, 'conflict', w.conflicts.length);
+    metrics.writes(kind, 'failed', w.failed?.length ?? 0);
     if (w.written.length) await recordAfter();
     if (w.written.length)
       log.info('repairs written', { sweepId: input.sweepId, page: input.pageIndex, written: w.written.length });

@@ -51,6 +51,37 @@ export function addStats(to: CatalogStats, s: Partial<CatalogStats> | undefined)
 }
 
 /**
+ * One entity's figures, compact (the memory across sweeps keeps one per entity, so an unchanged entity is not
+ * counted again): describable, then described by human, inherited, derived, model, then restatements,
+ * piiLooking, tagged.
+ */
+export type StatsVector = [number, number, number, number, number, number, number, number];
+
+export function statsVector(e: CatalogEntity): StatsVector {
+  const s = catalogStats([e]);
+  const src = s.sources;
+  return [s.describable, src.human, src.inherited, src.derived, src.model, s.restatements, s.piiLooking, s.tagged];
+}
+
+/** Add an entity's vector into `to`. */
+export function addVector(to: CatalogStats, v: Readonly<StatsVector>): void {
+  to.describable += v[0];
+  to.sources.human += v[1];
+  to.sources.inherited += v[2];
+  to.sources.derived += v[3];
+  to.sources.model += v[4];
+  to.described += v[1] + v[2] + v[3] + v[4];
+  to.restatements += v[5];
+  to.piiLooking += v[6];
+  to.tagged += v[7];
+}
+
+/** Whether `v` is a vector this version reads (memory written by another may hold anything). */
+export function isStatsVector(v: unknown): v is StatsVector {
+  return Array.isArray(v) && v.length === 8 && v.every((x) => Number.isInteger(x) && x >= 0);
+}
+
+/**
  * Description coverage and PII governance of some entities. A description counts only when it tells a
  * reader something the catalog does not already show (isRestatement, isUninformative); each counted one
  * is attributed to a person, or to ARGUS by the form of its text (inherited, derived, else a model).

@@ -2,7 +2,7 @@
 // store, file or PostgreSQL): the first pass's selection (new, changed, and unchanged entities whose decisions
 // were still open) and every later pass's (what the sweep's own writes changed).
 import type { StateStore } from '../../activities/state-store';
-import { selectionDocName } from '../../activities/incremental-activities';
+import { scanStatsDocName, selectionDocName } from '../../activities/incremental-activities';
 
 /** The ids each pass of sweep `sweepId` judged, in pass order (the first pass first). */
 export async function judgedByPass(store: StateStore, sweepId: string): Promise<string[][]> {
@@ -15,6 +15,13 @@ export async function judgedByPass(store: StateStore, sweepId: string): Promise<
     if (ids === undefined) return out;
     out.push(ids);
   }
+}
+
+/** The entities whose coverage figures the sweep's first step counted afresh (the memory had none for them). */
+export async function countedAfresh(store: StateStore, sweepId: string): Promise<string[]> {
+  const metas = await store.findSweepMetas(sweepId);
+  if (metas.length !== 1) throw new Error(`expected one run of ${sweepId} in ${store.where}, found ${metas.length}`);
+  return Object.keys((await store.ledger(metas[0]!.ledgerKey).doc<Record<string, unknown>>(scanStatsDocName)) ?? {});
 }
 
 /** Every id any pass of the sweep judged. */

@@ -13,6 +13,8 @@ import type { SweepReport } from '../../domain/report';
 import type { EndpointConfig } from '../../domain/sweep';
 import { undoSweep } from '../../activities/undo';
 import { SK } from '../support/fake-secrets';
+import { countedAfresh } from '../support/incremental';
+import { fileStateStore } from '../../activities/state-store';
 
 // Memory across sweeps on the file catalog, on a real dev server (and, for model mode, a loopback provider).
 const KEY_ENV = 'ARGUS_TEST_FAKE_KEY';
@@ -85,6 +87,12 @@ describe('rules and the mechanical gate', () => {
     expect(night2.coverage.describedBefore).toBe(night1.coverage.describedAfter);
     expect(night2.coverage.describedAfter).toBe(night1.coverage.describedAfter);
     expect(night2.piiGovernance.tagged).toBe(night1.piiGovernance.tagged);
+  });
+
+  test('the figures of unchanged entities come from the memory: night 2 counts none again, night 1 counted all', async () => {
+    const store = fileStateStore(w.tw.stateDir);
+    expect(await countedAfresh(store, night1.sweepId)).toHaveLength(69);
+    expect(await countedAfresh(store, night2.sweepId)).toEqual([]);
   });
 
   test('a full sweep judges everything again and still writes nothing new', async () => {
