@@ -3,6 +3,8 @@ import { nameWords, splitWords, type CatalogContext } from './catalog-context';
 import { singular } from './words';
 import { tablesReadBySql } from './sql-tables';
 import type { Neighbours } from './description-evidence';
+import { derivationListFindings } from './claim-lists';
+import { figureFindings } from './claim-figures';
 
 /**
  * Detectors for what a description may not assert: facts about the world that a schema and recorded
@@ -21,7 +23,9 @@ export type ClaimKind =
   | 'provenance'
   | 'reference'
   | 'nullability'
-  | 'schema';
+  | 'schema'
+  | 'derivation'
+  | 'figure';
 
 export interface UnsupportedClaim {
   kind: ClaimKind;
@@ -42,6 +46,8 @@ const LABEL: Record<ClaimKind, string> = {
   reference: 'reference',
   nullability: 'nullability',
   schema: 'schema',
+  derivation: 'source list',
+  figure: 'figure or attribute',
 };
 
 /** Placeholders that replace names restated in prose before the phrase detectors run. */
@@ -295,7 +301,39 @@ export function detectUnsupportedClaims(
     }
   }
   checkReferences(text, evidence, add);
+  // A name the reference rule already reported (a dotted or snake_case id) is not reported twice.
+  const reported = new Set(claims.filter((c) => c.kind === 'reference').map((c) => c.phrase.toLowerCase()));
+  checkDerivationLists(text, evidence, add, reported);
+  // A column's own text describes the column itself: the figures a table claims to show are a table's.
+  if (evidence.column === undefined && column === undefined) checkFigures(text, evidence, add);
   return claims;
+}
+
+/** Every name in a list after a verb of derivation must be in the lineage, the SQL or the keys. */
+function checkDerivationLists(text: string, evidence: Evidence, add: Add, reported: ReadonlySet<string>): void {
+  for (const f of derivationListFindings(text, { ...evidence, plainWords: evidence.column === undefined })) {
+    const missing = f.missing.filter((m) => !reported.has(m.name.replace(/`/g, '').toLowerCase()));
+    if (missing.length === 0) continue;
+    const names = missing.map((m) =>
+      m.id === undefined
+        ? `${clip(m.name, 40)} (no such entity)`
+        : clip(m.id === m.name ? m.id : `${m.name} (${m.id})`, 60),
+    );
+    const listed = names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]!}`;
+    add(
+      'derivation',
+      f.phrase,
+      `names ${listed}, ${names.length === 1 ? 'which is' : 'which are'} not in this entity's recorded lineage, SQL or keys`,
+    );
+  }
+}
+
+/** A figure the text claims must be a column of the entity or of what it reads, or computed by its SQL. */
+function checkFigures(text: string, evidence: Evidence, add: Add): void {
+  const { entity, ctx, neighbours } = evidence;
+  for (const f of figureFindings(text, { entity, ctx, neighbours }, evidence.sqlTables)) {
+    add('figure', f.phrase, `is not a column of ${clip(entity.id)} or of what it reads, nor derivable from its SQL`);
+  }
 }
 
 /**
@@ -341,6 +379,12 @@ interface Evidence {
   ctx: CatalogContext;
   /** The entities this one reads, when loaded: a column of one of them named in the text must exist. */
   neighbours?: Neighbours;
+  /** Recorded names, lowercase, existing or not: upstream ids and last parts, SQL table names, key targets. */
+  recordedNames: Set<string>;
+  /** Lowercase identifiers of the entity's SQL. */
+  sqlWords: Set<string>;
+  /** The table names its SQL reads, as written. */
+  sqlTables: string[];
 }
 
 // An entity's evidence depends only on its structure and the catalog's ids, and a page review asks for it once
@@ -432,8 +476,26 @@ function computeEvidence(entity: CatalogEntity, ctx: CatalogContext, columnName:
     }
   }
   for (const n of lineageNames) for (const p of n.toLowerCase().split('.')) knownWords.add(p);
+  const sqlWords = new Set<string>();
   if (entity.sql !== undefined) {
-    for (const w of entity.sql.toLowerCase().match(/[\p{L}_][\p{L}\p{N}_$]*/gu) ?? []) knownWords.add(w);
+    for (const w of entity.sql.toLowerCase().match(/[\p{L}_][\p{L}\p{N}_$]*/gu) ?? []) {
+      knownWords.add(w);
+      sqlWords.add(w);
+    }
+  }
+  // What the entity records as its sources, whether or not the catalog holds them (a dangling upstream).
+  const recordedNames = new Set<string>();
+  const recordName = (name: string) => {
+    const lower = name.toLowerCase();
+    recordedNames.add(lower);
+    const parts = lower.split('.');
+    recordedNames.add(parts[parts.length - 1]!);
+  };
+  for (const id of entity.upstream) recordName(id);
+  for (const name of sqlNames) recordName(name);
+  for (const c of entity.columns) {
+    const table = c.foreign_key?.split('.').slice(0, -1).join('.');
+    if (table) recordName(table);
   }
 
   const masks: Mask[] = [];
@@ -479,6 +541,9 @@ function computeEvidence(entity: CatalogEntity, ctx: CatalogContext, columnName:
       ...lineageNames,
     ]),
     ctx,
+    recordedNames,
+    sqlWords,
+    sqlTables: sqlNames,
   };
 }
 

@@ -8,6 +8,7 @@
  * account. Status codes are only a first hint (credit exhaustion arrives as 400, 402, even 500).
  */
 import { parseBodyDelaySeconds, readHeaderDelay, type HeaderDelay } from './durations';
+import { entitlementRefusal } from './entitlement';
 import { boundedBody, normalizeHeaders, type HeaderInput } from './redact';
 
 export type ThrottleLabel = 'BURST' | 'EXHAUSTED' | 'OTHER';
@@ -35,6 +36,7 @@ export interface ProviderResponse {
 
 const PROVIDER_MESSAGE_MAX = 600;
 const SNIPPET_MAX = 100;
+const HOUR_SECONDS = 3600;
 const DAY_SECONDS = 86400;
 
 // ---------------------------------------------------------------------------------------------
@@ -170,7 +172,8 @@ function evidenceText(strings: string[]): string {
   const kept: string[] = [];
   for (const s of strings) {
     const noUrls = s.replace(URL, ' ');
-    for (const sentence of noUrls.split(/(?<=[.!?])\s+|\n+/)) {
+    // A clause after a semicolon is read on its own, so a pitch before it does not hide its window.
+    for (const sentence of noUrls.split(/(?<=[.!?;])\s+|\n+/)) {
       const pitch = sentence.search(UPSELL);
       const t = (pitch >= 0 ? sentence.slice(0, pitch) : sentence).trim();
       if (t) kept.push(t);
@@ -369,36 +372,6 @@ function windowsFromHeaders(headers: Record<string, string>): WindowHit[] {
   return hits;
 }
 
-/**
- * Entitlement: this key, plan or tier may not use this model or feature at all. No wait and no
- * retry fixes it, so it is spent for the sweep even when it says nothing about quota and arrives
- * under a rate-limit type. Read on the uncut text: "upgrade required" is the refusal itself.
- */
-const PLAN = String.raw`(?:plan|tier|subscription|package|account type|pricing tier)`;
-const ENTITLEMENT = [
-  new RegExp(
-    String.raw`not (?:available|included|enabled|supported|offered|allowed|permitted|accessible) (?:on|in|for|with|under|to)(?: (?:your|the|this|current|free|selected|organi[sz]ation'?s?|account'?s?|[\w-]+))*? ${PLAN}`,
-    'i',
-  ),
-  new RegExp(String.raw`not (?:in|part of|included in)(?: (?:your|the|this|current))* ${PLAN}`, 'i'),
-  new RegExp(
-    String.raw`${PLAN}[^.\n]{0,40}(?:does not|doesn't|do not|don't|cannot|can't) (?:include|cover|allow|support|permit|grant|access|use)`,
-    'i',
-  ),
-  /(?:does not|doesn't|do not|don't|no longer|not) (?:have|has|granted) access to\b[^.\n]{0,40}\b(?:model|endpoint|feature|tier|resource|deployment)/i,
-  /(?:no|without) access to (?:this|the|that|these)\b[^.\n]{0,30}\b(?:model|tier|endpoint|feature)/i,
-  /(?:access to|to (?:use|access|call)) (?:this|the|that)\b[^.\n]{0,30}\b(?:model|feature|endpoint)s?\b[^.\n]{0,20}\brequires?\b/i,
-  /upgrade[\s_-]*(?:is\s+)?(?:required|needed)|requires? (?:an? )?(?:plan |account |tier |subscription )?upgrade/i,
-  new RegExp(
-    String.raw`(?:requires?|only available (?:on|to|for|with)|reserved for|restricted to|limited to)(?: an?| the)? (?:paid|pro|premium|enterprise|business|higher|team|scale|plus|upgraded)\b[^.\n]{0,20}(?:${PLAN}|users|customers|accounts)`,
-    'i',
-  ),
-  /not[\s_-]*(?:entitled|eligible)|(?:no|missing)[\s_-]*entitlement|entitlement[\s_-]*(?:required|missing|denied|not)/i,
-];
-// "Not available on the free tier right now (high demand)" is capacity, which a wait does fix.
-const TRANSIENT =
-  /temporar(?:y|ily)|right now|at the moment|at this time|currently (?:unavailable|overloaded)|high demand|overload|capacity/i;
-
 // Money words that some providers also use for rate windows ("per-minute token budget"), so a
 // named window outranks them; alone they mean the account's allowance is spent.
 const BUDGET =
@@ -409,7 +382,11 @@ const QUOTA_TALK = [
   /(?<![a-z])limit(?![a-z])[^.\n]*(?:exceeded|reached)|(?:exceeded|reached)[^.\n]*(?<![a-z])limit(?![a-z])/i,
 ];
 
-const SOFT_BILLING = [/(?<![a-z])(?:billing|payment|subscription|paid plan|plan limit)(?![a-z])/i, BUDGET];
+// "Subscription key" is a credential's name (Azure API Management), not a subscription.
+const SOFT_BILLING = [
+  /(?<![a-z])(?:billing|payment|subscription(?![\s_-]*key)|paid plan|plan limit)(?![a-z])/i,
+  BUDGET,
+];
 
 // ---------------------------------------------------------------------------------------------
 // Figures
@@ -501,17 +478,22 @@ function pickWindow(hits: WindowHit[], long: boolean): WindowHit | null {
  *  1. not an error status, or 413 → OTHER;
  *  2. account state stated in the body's prose (credit balance, insufficient balance, hard or spend
  *     limit, suspended) → EXHAUSTED: the account itself says it is spent;
- *  3. an entitlement refusal (model or feature not on this plan, tier or key; upgrade required) →
- *     EXHAUSTED, with or without quota words and under any error type, unless it calls itself
- *     temporary or a matter of demand;
+ *  3. an entitlement refusal read by meaning (llm/entitlement.ts: the answer says a plan, tier,
+ *     subscription, payment, paid usage, feature or verification the account lacks is required, or
+ *     that the thing is not available on its plan) → EXHAUSTED, with or without quota words and
+ *     under any error type (`rate_limit_error` included), unless it calls itself temporary;
  *  4. a money word only in a label (type, code: `insufficient_credits`, `insufficient_quota`) with
- *     no short window named → EXHAUSTED;
+ *     no short window named and no short wait stated in the body → EXHAUSTED;
  *  5. a limit of 0 → EXHAUSTED; 6. a request larger than the limit → OTHER;
  *  7. a named day/month (or longer) window → EXHAUSTED, under any type (`rate_limit_error`);
  *  8. a stated relative wait of a day or more → EXHAUSTED;
  *  9. a named short window (second, minute, hour, concurrency) → BURST, even under a money or
  *     quota label: the window an answer names outranks the label of its type;
- * 10. billing words with no window → EXHAUSTED; 402 → EXHAUSTED; 429 → BURST; quota talk on
+ * 10. with no window named at all, a wait of under an hour stated in the body ("try again in 20s")
+ *     → BURST: the provider itself says the call will go through soon (not on 402);
+ * 11. an upgrade or purchase offered as the only way to use the thing ("upgrade to a paid plan to
+ *     use this model") → EXHAUSTED;
+ * 12. billing words with no window → EXHAUSTED; 402 → EXHAUSTED; 429 → BURST; quota talk on
  *     another 4xx → BURST; anything else → OTHER.
  * A window is named in the message, the type, the code, any compound identifier (split into its
  * words), the real headers, or the upstream headers a gateway nested inside the body; when a long
@@ -536,16 +518,20 @@ function decide(ev: Evidence): Decision {
   const spent = firstMatch(ev.prose, ACCOUNT_SPENT);
   if (spent) return { label: 'EXHAUSTED', window: long?.window ?? 'credits', why: `account/credit state "${spent}"` };
 
-  const entitlement = TRANSIENT.test(ev.whole) ? null : firstMatch(ev.whole, ENTITLEMENT);
-  if (entitlement)
+  const entitlement = entitlementRefusal(ev.whole);
+  if (entitlement?.strength === 'requirement')
     return {
       label: 'EXHAUSTED',
-      window: long?.window ?? 'unknown',
-      why: `entitlement refusal "${entitlement}": no retry gives this key access`,
+      window: long?.window ?? (entitlement.payment ? 'credits' : 'unknown'),
+      why: `entitlement refusal "${entitlement.evidence}": no retry gives this key access`,
     };
 
+  // Only a wait the body states in words or fields counts: gateways add retry-after headers to
+  // every refusal, whatever its kind.
+  const briefWait =
+    status === 402 ? undefined : ev.statedWaits.find((w) => w.source === 'body' && w.seconds < HOUR_SECONDS);
   const spentLabel = firstMatch(ev.labels, ACCOUNT_SPENT);
-  if (spentLabel && !short)
+  if (spentLabel && !short && !briefWait)
     return { label: 'EXHAUSTED', window: long?.window ?? 'credits', why: `account/credit label "${spentLabel}"` };
 
   const zero =
@@ -594,6 +580,20 @@ function decide(ev: Evidence): Decision {
       label: 'BURST',
       window: short.window,
       why: `quota window is short ("${short.evidence}")${spentLabel ? `, outranking the label "${spentLabel}"` : ''}`,
+    };
+
+  if (quotaTalk && briefWait && !long)
+    return {
+      label: 'BURST',
+      window: windowOfSeconds(briefWait.seconds),
+      why: `the body asks for a wait of ${briefWait.seconds}s and names no long window${spentLabel ? `, outranking the label "${spentLabel}"` : ''}`,
+    };
+
+  if (entitlement)
+    return {
+      label: 'EXHAUSTED',
+      window: entitlement.payment ? 'credits' : 'unknown',
+      why: `an upgrade is the only way on ("${entitlement.evidence}"): no retry gives this key access`,
     };
 
   const soft = firstMatch(text, SOFT_BILLING);

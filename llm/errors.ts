@@ -129,7 +129,8 @@ export class ProviderBurstError extends ProviderError {
 }
 
 /**
- * The endpoint's budget is spent for this sweep (per-day/month quota, credits, billing, suspension).
+ * The endpoint's budget is spent for this sweep (per-day/month quota, credits, billing, suspension,
+ * or an entitlement the account lacks: a plan, tier, payment or feature the request requires).
  * Do not retry it; rotate or stop. Carries the window, figures and the provider's message.
  */
 export class BudgetExhaustedError extends ProviderError {

@@ -873,6 +873,343 @@ const disagreements: Shaped[] = [
   },
 ];
 
+// Refusals read by meaning, not wording (issue 26, item 4): each wording below is written for this
+// test, in the shape of several providers; every class has cases in both directions.
+const typed = (type: string, message: string): string => JSON.stringify({ error: { type, message } });
+
+const requiredEntitlement: Shaped[] = [
+  {
+    name: 'extra usage is required, under a rate-limit type',
+    status: 429,
+    body: JSON.stringify({
+      type: 'error',
+      error: { type: 'rate_limit_error', message: 'Extra usage is required for long context requests.' },
+    }),
+    label: 'EXHAUSTED',
+    window: 'credits',
+  },
+  {
+    name: 'a subscription of a named tier is required to call a deployment',
+    status: 429,
+    body: typed('rate_limit_error', 'A Scale Tier subscription is required to call this deployment.'),
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'a usage tier is required for a model',
+    status: 429,
+    body: typed('rate_limit_error', 'Usage tier 3 or higher is required for access to this model.'),
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'organisation verification is required (400)',
+    status: 400,
+    body: typed('invalid_request_error', 'Organization verification is required to stream this model.'),
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'the organisation must be verified',
+    status: 400,
+    body: typed('invalid_request_error', 'Your organization must be verified to use this model.'),
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'a model requires paid usage to be enabled',
+    status: 429,
+    body: typed('rate_limit_error', 'Long context requests require extra usage to be enabled on your organization.'),
+    label: 'EXHAUSTED',
+    window: 'credits',
+  },
+  {
+    name: 'a feature requires billing to be set up',
+    status: 429,
+    body: typed('rate_limit_error', 'Image generation requires billing to be set up on your account.'),
+    label: 'EXHAUSTED',
+    window: 'credits',
+  },
+  {
+    name: 'you need an active subscription',
+    status: 429,
+    body: typed('rate_limit_error', 'You need an active subscription to use this model.'),
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'an add-on is required, in a code only',
+    status: 429,
+    body: '{"error":{"type":"rate_limit_error","code":"long_context_addon_required","message":"Refused."}}',
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'a payment method is required (403)',
+    status: 403,
+    body: typed('permission_error', 'A payment method is required before you can call this model.'),
+    label: 'EXHAUSTED',
+    window: 'credits',
+  },
+  {
+    name: 'a named plan is required even when a short window is also stated',
+    status: 429,
+    body: typed('rate_limit_error', 'Pro plan required for this model. Free plan: 5 requests per minute.'),
+    label: 'EXHAUSTED',
+  },
+];
+
+const restrictedToPlans: Shaped[] = [
+  {
+    name: 'not available on the free plan',
+    status: 429,
+    body: typed('rate_limit_error', 'Fine-tuning is not available on the free plan.'),
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'only available to paid accounts',
+    status: 429,
+    body: typed('rate_limit_error', 'Web search is only available to paid accounts.'),
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'only available to Pro subscribers',
+    status: 429,
+    body: typed('rate_limit_error', 'This model is only available to Pro subscribers.'),
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'reserved for higher tiers',
+    status: 429,
+    body: typed('rate_limit_error', 'Reasoning models are reserved for Tier 4 organizations.'),
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'available only to Enterprise customers',
+    status: 400,
+    body: typed('invalid_request_error', 'The batch endpoint is available only to Enterprise customers.'),
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'upgrade to a paid plan to use this model',
+    status: 429,
+    body: typed('rate_limit_error', 'Please upgrade to a paid plan to use this model.'),
+    label: 'EXHAUSTED',
+    window: 'credits',
+  },
+  {
+    name: 'upgrade your subscription to access the model',
+    status: 429,
+    body: typed('rate_limit_error', 'Please upgrade your subscription to access this model.'),
+    label: 'EXHAUSTED',
+  },
+  {
+    name: 'a free allowance used up, upgrade to continue',
+    status: 429,
+    body: typed('rate_limit_error', 'You have reached your free usage limit. Upgrade to continue.'),
+    label: 'EXHAUSTED',
+  },
+];
+
+const shortWindowsWhateverTheLabel: Shaped[] = [
+  {
+    name: 'a per-minute quota with a two-second retry is a burst',
+    status: 429,
+    body: typed('rate_limit_error', 'Quota of 60 requests per minute exceeded, retry after 2 seconds.'),
+    label: 'BURST',
+    window: 'minute',
+    retryAfter: 2,
+  },
+  {
+    name: 'requests per second',
+    status: 429,
+    body: typed('rate_limit_error', 'Too many requests per second.'),
+    label: 'BURST',
+    window: 'second',
+  },
+  {
+    name: 'a quota label with only a stated 20 s wait',
+    status: 429,
+    body: typed('insufficient_quota', 'Quota exceeded. Please try again in 20s.'),
+    label: 'BURST',
+    retryAfter: 20,
+  },
+  {
+    name: 'a credits label with only a stated 5 s wait',
+    status: 429,
+    body: typed('credits_exhausted', 'Slow down: retry after 5 seconds.'),
+    label: 'BURST',
+    retryAfter: 5,
+  },
+  {
+    name: 'a stated wait with quota words on a 400',
+    status: 400,
+    body: typed('invalid_request_error', 'Please wait 30 seconds before retrying; quota exceeded.'),
+    label: 'BURST',
+    retryAfter: 30,
+  },
+  {
+    name: 'a rate limited to N per minute on the free tier is not a plan restriction',
+    status: 429,
+    body: typed('rate_limit_error', 'You are restricted to 10 requests per minute on the free tier.'),
+    label: 'BURST',
+    window: 'minute',
+  },
+  {
+    name: 'a paid plan required for higher limits is a pitch, the window decides',
+    status: 429,
+    body: typed(
+      'rate_limit_error',
+      'A paid plan is required for higher limits; you sent more than 60 requests per minute.',
+    ),
+    label: 'BURST',
+    window: 'minute',
+  },
+  {
+    name: 'higher limits requiring a paid plan, with a stated wait',
+    status: 429,
+    body: typed('rate_limit_error', 'Higher rate limits require a paid plan. Please wait 30 seconds.'),
+    label: 'BURST',
+    retryAfter: 30,
+  },
+  {
+    name: 'an upgrade to skip the wait does not outrank a per-minute window',
+    status: 429,
+    body: typed(
+      'rate_limit_error',
+      'Free tier: 3 requests per minute. Need more? Upgrade to continue without waiting.',
+    ),
+    label: 'BURST',
+    window: 'minute',
+  },
+  {
+    name: 'a concurrency limit of a plan is a burst',
+    status: 429,
+    body: typed('rate_limit_error', 'Concurrency limit reached for your plan: at most 2 requests in flight.'),
+    label: 'BURST',
+    window: 'second',
+  },
+];
+
+const longQuotasWhateverTheWait: Shaped[] = [
+  {
+    name: 'a daily quota with a two-second retry is spent',
+    status: 429,
+    body: typed('rate_limit_error', 'Daily quota of 200 requests exhausted. Retry after 2 seconds.'),
+    label: 'EXHAUSTED',
+    window: 'day',
+  },
+  {
+    name: 'a monthly allowance with an upgrade pitch',
+    status: 429,
+    body: typed('rate_limit_error', 'Monthly token allowance used up; upgrade to continue.'),
+    label: 'EXHAUSTED',
+    window: 'month',
+  },
+];
+
+const requirementsThatAreNotEntitlements: Shaped[] = [
+  {
+    name: 'a valid API key is required (401)',
+    status: 401,
+    body: typed('authentication_error', 'A valid API key is required for this request.'),
+    label: 'OTHER',
+  },
+  {
+    name: 'authentication required (401)',
+    status: 401,
+    body: typed('authentication_error', 'Authentication required.'),
+    label: 'OTHER',
+  },
+  {
+    name: 'a subscription key is a credential, not a subscription (401)',
+    status: 401,
+    body: typed(
+      'authentication_error',
+      'A subscription key is required. Include it in the Ocp-Apim-Subscription-Key header.',
+    ),
+    label: 'OTHER',
+  },
+  {
+    name: 'an access token with a scope (403)',
+    status: 403,
+    body: typed('permission_error', 'This endpoint requires an access token with the chat scope.'),
+    label: 'OTHER',
+  },
+  {
+    name: 'a field named plan is required (400)',
+    status: 400,
+    body: typed('invalid_request_error', "The 'plan' field is required."),
+    label: 'OTHER',
+  },
+  {
+    name: 'a parameter is required for a model (400)',
+    status: 400,
+    body: typed('invalid_request_error', 'Parameter max_tokens is required for this model.'),
+    label: 'OTHER',
+  },
+  {
+    name: 'a model requires a non-empty input (400)',
+    status: 400,
+    body: typed('invalid_request_error', 'This model requires the messages array to be non-empty.'),
+    label: 'OTHER',
+  },
+  {
+    name: 'a feature not supported by a model (400)',
+    status: 400,
+    body: typed('invalid_request_error', 'Streaming is not supported for this model.'),
+    label: 'OTHER',
+  },
+  {
+    name: 'a pause required between requests is a burst, not an entitlement',
+    status: 429,
+    body: typed('rate_limit_error', 'A cool-down of 20s is required between requests.'),
+    label: 'BURST',
+  },
+  {
+    name: 'a busy server asking for a short wait is not a throttle',
+    status: 500,
+    body: typed('server_error', 'Server busy, please try again in 5 seconds.'),
+    label: 'OTHER',
+  },
+];
+
+describe.each<[string, Shaped[]]>([
+  ['an entitlement stated as a requirement is exhausted', requiredEntitlement],
+  ['an entitlement stated as a plan restriction is exhausted', restrictedToPlans],
+  ['a short window or a short stated wait is a burst', shortWindowsWhateverTheLabel],
+  ['a long window is exhausted whatever the wait', longQuotasWhateverTheWait],
+  ['a requirement of a credential or a field is not an entitlement', requirementsThatAreNotEntitlements],
+])('%s', (_group, cases) => {
+  test.each(cases.map((v) => [v.name, v] as const))('%s', (_name, v) => {
+    const c = classifyProviderResponse({ status: v.status, headers: v.headers, body: v.body }, NOW);
+    expect({ label: c.label, reason: c.reason }).toMatchObject({ label: v.label });
+    if (v.window !== undefined) expect(c.window).toBe(v.window);
+    if (v.retryAfter !== undefined && v.retryAfter !== null) expect(c.retryAfterSeconds).toBeCloseTo(v.retryAfter, 3);
+    expect(c.reason).not.toMatch(/\n/);
+  });
+});
+
+describe('refusals reach the error class their meaning names', () => {
+  test.each<[string, number, string, new (...a: never[]) => ProviderError]>([
+    [
+      'extra usage required',
+      429,
+      typed('rate_limit_error', 'Extra usage is required for long context requests.'),
+      BudgetExhaustedError,
+    ],
+    [
+      'API key required',
+      401,
+      typed('authentication_error', 'A valid API key is required for this request.'),
+      ProviderAuthError,
+    ],
+    ['field required', 400, typed('invalid_request_error', "The 'plan' field is required."), ProviderBadRequestError],
+    [
+      'stated short wait',
+      429,
+      typed('insufficient_quota', 'Quota exceeded. Please try again in 20s.'),
+      ProviderBurstError,
+    ],
+  ])('%s', (_name, status, body, cls) => {
+    expect(providerErrorFromResponse('ep', status, {}, body, NOW)).toBeInstanceOf(cls);
+  });
+});
+
 describe.each<[string, Shaped[]]>([
   ['a daily limit named inside a compound identifier', compoundDaily],
   ['an entitlement refusal without quota words', entitlement],

@@ -328,6 +328,23 @@ describe('mechanical mode', () => {
     expect(out).toMatch(/^(PASS|FAIL: .+)$/m);
   });
 
+  // Issue 26: the gate reads lists of sources and claimed figures, in both directions, and names what is missing.
+  test.each<[string, 'approve' | 'reject', string, RegExp | null]>([
+    ['list-sources-true', 'approve', 'description:grounded', null],
+    ['list-sources-combines-true', 'approve', 'description:grounded', null],
+    ['list-sources-invented', 'reject', 'claim:derivation', /source list: .*names payment \(no such entity\)/],
+    ['figure-true', 'approve', 'description:grounded', null],
+    ['figure-invented-on-view', 'reject', 'claim:figure', /"average basket size" is not a column/],
+    ['figure-invented-on-table', 'reject', 'claim:figure', /"lifetime spend" is not a column/],
+  ])('the gate decides %s: %s (%s)', async (id, decision, rule, reason) => {
+    const one = file.cases.find((c) => c.id === id);
+    expect(one?.expected).toBe(decision);
+    const r = await evaluateArbiter({ cases: [one!] }, { mode: 'mechanical' });
+    const row = r.cases[0]!;
+    expect({ decision: row.decision, rule: row.rule }).toEqual({ decision, rule });
+    if (reason) expect(row.reason).toMatch(reason);
+  });
+
   test('runs as a script on its own', () => {
     const r = spawnSync(
       process.execPath,

@@ -771,6 +771,13 @@ describe('claims detectors', () => {
     { text: 'Loaded from raw.orders and raw.customers.', on: customerOrders, kinds: [] },
     { text: 'Region names come from raw.regions.r_name.', on: customerOrders, kinds: [] },
     { text: 'Region names come from raw.regions.region_label.', on: customerOrders, kinds: ['reference'] },
+    // Lists of sources and claimed figures (issue 26); more in gate-lists-figures.test.ts.
+    { text: 'Orders joined from raw.orders, raw.customers and raw.regions.', on: customerOrders, kinds: [] },
+    { text: 'Joined from orders, customers and suppliers.', on: customerOrders, kinds: ['derivation'] },
+    { text: 'Orders with the order total.', on: orders, kinds: [] },
+    { text: 'Orders with the number of refunds.', on: orders, kinds: ['figure'] },
+    // Its upstream is not loaded here: what it reads is unknown, so no figure is refuted.
+    { text: 'Customer records with their lifetime spend.', kinds: [] },
   ];
   it.each(cases)('$text → [$kinds]', ({ text, on, column, kinds }) => {
     const found = detectUnsupportedClaims(text, on ?? customers, ctx, column).map((c) => c.kind);
