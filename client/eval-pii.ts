@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { classifyColumn, type ColumnCategory } from '../judgment/pii-classifier';
+import type { TableReading } from '../domain/proposal';
 import { convertPublicSchema, PublicSchemaFormatError, type PiiLabel } from '../catalog/public-schema';
 import { runScript } from './run-script';
 
@@ -20,6 +21,8 @@ export interface EvaluatedColumn {
   category: ColumnCategory;
   confidence: number;
   explanation: string;
+  /** Whose record the classifier read the table's rows as. */
+  reading: TableReading;
   /** The ground-truth label, null when the file or column carries none. */
   label: PiiLabel | null;
   /** Counted in precision/recall: labelled and not ambiguous. */
@@ -124,6 +127,7 @@ export function evaluatePiiFolder(folder: string): PiiEvaluation {
           category: result.category,
           confidence: result.confidence,
           explanation: result.explanation,
+          reading: result.reading,
           label,
           scored,
         });
@@ -201,7 +205,7 @@ export function renderEvaluationText(e: PiiEvaluation): string {
     for (const c of wrong) {
       const kind = c.pii ? 'false positive' : 'false negative';
       out.push(
-        `  ${kind}  ${c.file}  ${c.table}.${c.column}  said ${c.category} (${c.confidence}), label ${c.label?.category ?? '?'}`,
+        `  ${kind}  ${c.file}  ${c.table}.${c.column}  said ${c.category} (${c.confidence}), label ${c.label?.category ?? '?'}, table read as ${c.reading}`,
       );
       out.push(`      ${c.explanation}`);
     }
@@ -230,6 +234,7 @@ export async function main(argv: readonly string[]): Promise<number> {
             category: c.category,
             confidence: c.confidence,
             explanation: c.explanation,
+            reading: c.reading,
             label: c.label,
             scored: c.scored,
           }));

@@ -1,4 +1,5 @@
 import type { ReportProposal, SweepReport } from '../domain/report';
+import { TableReading } from '../domain/proposal';
 import {
   KINDS,
   KIND_LABEL,
@@ -155,6 +156,46 @@ function proposalSection(
   );
 }
 
+/** The readings in the order a steward meets them: people first, then the classes that are rarely personal. */
+const READING_ORDER = [...TableReading.options, 'not stated'] as const;
+type ReadingGroup = (typeof READING_ORDER)[number];
+
+/**
+ * PII tags grouped by the table reading their proposer used (person, organisation, machine, event, thing), so a
+ * steward can weigh a whole class at once: a company's phones, a server's secrets. Tags of a model say no reading.
+ */
+function piiByReadingSection(r: SweepReport): string {
+  const tags = r.proposals.filter((p) => p.change.kind === 'pii_tag');
+  if (tags.length === 0) return '';
+  const groups = new Map<ReadingGroup, ReportProposal[]>();
+  for (const p of tags) {
+    const reading: ReadingGroup = p.change.kind === 'pii_tag' ? (p.change.reading ?? 'not stated') : 'not stated';
+    groups.set(reading, [...(groups.get(reading) ?? []), p]);
+  }
+  const parts = READING_ORDER.filter((g) => groups.has(g)).map((g) => {
+    const ps = groups.get(g) ?? [];
+    const count = (o: ReportProposal['outcome']) => ps.filter((p) => p.outcome === o).length;
+    const rows = ps.slice(0, MAX_LISTED).map((p) => {
+      const c = p.change.kind === 'pii_tag' ? p.change : undefined;
+      return [
+        `${p.entityId}.${c?.column ?? '?'}`,
+        c?.category ?? '',
+        p.outcome.replace('_', ' '),
+        c?.explanation ?? '',
+      ];
+    });
+    return (
+      `<details class="reading" data-reading="${esc(g)}"><summary>${esc(
+        `${g === 'not stated' ? 'reading not stated' : `${g} rows`} — ${ps.length} tag${ps.length === 1 ? '' : 's'}: ${count('approved')} approved, ${count('rejected')} rejected, ${count('not_reviewed')} not reviewed`,
+      )}</summary>` +
+      table(['column', 'category', 'outcome', 'explanation'], rows, 'proposals') +
+      (ps.length > MAX_LISTED ? `<p>… ${ps.length - MAX_LISTED} more not shown.</p>` : '') +
+      '</details>'
+    );
+  });
+  return `<h2>PII tags by table reading</h2>${parts.join('')}`;
+}
+
 /** Not-reviewed proposals, one row per distinct reason: the reason once, how many, which entities. */
 function notReviewedSection(r: SweepReport): string {
   const ps = r.proposals.filter((p) => p.outcome === 'not_reviewed');
@@ -262,6 +303,7 @@ export function renderReportHtml(r: SweepReport, opts: { uiLink?: string } = {})
       : (r.endpoints.breakerTripped
           ? '<p><strong>Breaker tripped</strong>: every endpoint was spent, so no further model call was made.</p>'
           : '') + table(RETIRED_HEADER, retiredRows(r)),
+    piiByReadingSection(r),
     '<h2>Proposals</h2>',
     r.proposals.length === 0 ? '<p>None.</p>' : '',
     proposalSection(r, 'Rejected', 'rejected', false),

@@ -13,12 +13,21 @@ export const DescriptionChange = z.object({
 });
 export type DescriptionChange = z.infer<typeof DescriptionChange>;
 
+/**
+ * Whose record a table's row is, as the PII rules read it: a person's, an organisation's, a machine's, an event's
+ * (a charge, a log line) or a thing's (a product, a place, a code list). It decides whose a contact-like column is.
+ */
+export const TableReading = z.enum(['person', 'organisation', 'machine', 'event', 'thing']);
+export type TableReading = z.infer<typeof TableReading>;
+
 export const PiiTagChange = z.object({
   kind: z.literal('pii_tag'),
   column: z.string(),
   category: PiiCategory,
   confidence: z.number().min(0).max(1),
   explanation: z.string().min(1).max(300),
+  /** The table reading the proposer used; absent when it did not say (a model, an older ledger). */
+  reading: TableReading.optional(),
 });
 export type PiiTagChange = z.infer<typeof PiiTagChange>;
 

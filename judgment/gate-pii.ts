@@ -2,6 +2,8 @@ import { PiiCategory, type CatalogEntity } from '../domain/catalog';
 import type { PiiTagChange } from '../domain/proposal';
 import { approve, findColumn, q, reject, type GateVerdict } from './gate-verdict';
 import { typeFamily, type TypeFamily } from './sql-types';
+import { splitIdentifier } from './pii-identifier';
+import { readTable } from './table-reading';
 import { describedPhrase, namePath, nameWords, singular } from './words';
 
 // ---------------------------------------------------------------------------------------------
@@ -154,7 +156,9 @@ const STATISTIC = new Set(
   'count counts cnt pct percent percentage ratio avg average mean median sum dau wau mau'.split(' '),
 );
 /** Name words that make a column a yes/no flag about a value (has_phone, email_verified). */
-const FLAG_FIRST = new Set('is has have had was can did does'.split(' '));
+const FLAG_FIRST = new Set(
+  'is has have had was can did does enable disable isdefault isnotempty isempty require enforce allow'.split(' '),
+);
 const FLAG_LAST = new Set(
   'flag verified validated confirmed consented opted optin optout bounced valid invalid present exists missing'.split(
     ' ',
@@ -348,10 +352,27 @@ interface NameEvidence {
 /** A last path segment of these alone says how a value is written, not what it is (card.number, address.line_1). */
 const BARE_LEAF = new Set(['number', 'no', 'num', 'nbr', 'code', 'line', 'digits', 'last', 'first', 'full']);
 
+/** A CRM's custom-field marker (primary_contact_name__c): not a word. */
+const CUSTOM_SUFFIX = /__(c|pc|r)$/i;
+/** Glued words shorter than this are read as written (dob, ipaddr): only long ones are split. */
+const GLUED_MIN = 7;
+
+/**
+ * The words of a name, with long glued words split into the shared vocabulary's pieces (nationalidnumber →
+ * national id number, addressline1 → address line 1), as a PostgreSQL schema of lower-case names writes them.
+ */
+function gateWords(name: string): string[] {
+  return nameWords(name.replace(CUSTOM_SUFFIX, '')).flatMap((w) => {
+    if (w.length < GLUED_MIN) return [w];
+    const pieces = splitIdentifier(w);
+    return pieces.length > 1 && pieces.join('') === w ? pieces : [w];
+  });
+}
+
 function nameEvidence(columnName: string): NameEvidence {
   const path = namePath(columnName);
   if (path.segments.length <= 1) {
-    let words = nameWords(columnName);
+    let words = gateWords(columnName);
     if (words.length > 1 && words[0]!.length === 1) words = words.slice(1);
     return evidenceOf(words);
   }
@@ -454,8 +475,8 @@ const NAME_SUPPORTS: Record<PiiCategory, (n: NameEvidence, type: TypeFamily) => 
   ip_address: (n) =>
     n.has('ip', 'ipv4', 'ipv6', 'ipaddress', 'ipaddr') || (n.has('remote') && n.has('addr', 'address')),
   username: (n) =>
-    n.has('username', 'login', 'screenname', 'handle', 'nickname') ||
-    (n.has('user', 'screen', 'login', 'nick') && n.has('name')),
+    n.has('username', 'login', 'logon', 'logonname', 'loginname', 'screenname', 'handle', 'nickname') ||
+    (n.has('user', 'screen', 'login', 'logon', 'nick') && n.has('name')),
   gender: (n) => n.has('gender', 'sex'),
   compensation: (n) =>
     n.has(
@@ -485,6 +506,7 @@ const NAME_SUPPORTS: Record<PiiCategory, (n: NameEvidence, type: TypeFamily) => 
       'memo',
       'message',
       'feedback',
+      'resume',
       // Semi-structured records about a person: contact_info, demographics, skills, profile json.
       'profile',
       'demographics',
@@ -508,11 +530,50 @@ const NAME_SUPPORTS: Record<PiiCategory, (n: NameEvidence, type: TypeFamily) => 
     (n.has('free') && n.has('text')) ||
     (n.has('medical') && n.has('history', 'record')),
   precise_location: (n) =>
-    n.has('lat', 'latitude', 'lng', 'lon', 'longitude', 'geolocation', 'geopoint', 'coordinates', 'coords', 'gps'),
+    n.has('lat', 'latitude', 'lng', 'lon', 'longitude', 'geolocation', 'geopoint', 'coordinates', 'coords', 'gps') ||
+    (n.has('location') && n.has('spatial', 'geo', 'gps')),
   credential: (n) =>
     n.has('password', 'passwd', 'pwd', 'passcode', 'passphrase', 'secret', 'token', 'apikey', 'otp') ||
     (n.has('api', 'private', 'access', 'secret') && n.has('key')),
 };
+
+/** Verbs of what a person does to a record: a text confirmed_by names who did it. */
+const ACT_VERBS = new Set(
+  `created updated modified changed edited entered recorded received confirmed approved rejected reviewed verified
+  checked signed submitted requested assigned completed closed resolved authorized authorised prepared processed
+  handled inspected accepted acknowledged witnessed performed reported raised logged booked counted`.split(/\s+/),
+);
+/** Table words of a pay record, and the figures on it that are the pay itself. */
+const PAY_TABLE = new Set(['pay', 'payroll', 'salary', 'wage', 'payslip', 'paycheck', 'compensation']);
+const PAY_FIGURES = new Set(['rate', 'amount', 'gross', 'net', 'base']);
+/** Address roles of a company account's record (a contract's billing_street). */
+const ACCOUNT_ROLES = new Set(['billing', 'shipping', 'mailing', 'delivery']);
+/** Words of a person's contact value: the sibling that grounds a name under the same qualifier. */
+const CONTACT_WORDS = new Set(['email', 'mail', 'phone', 'mobile', 'telephone', 'tel']);
+
+/**
+ * A qualifier names a person as the owner (primary_contact_phone): not an address role (billing, shipping),
+ * which on a company's record is the company's, nor any word in `not`.
+ */
+function ownerIsPerson(qualifiers: readonly string[], not: readonly string[] = []): boolean {
+  return qualifiers.some((w) => (PERSON.has(w) || ROLE_NOUNS.has(w)) && !ACCOUNT_ROLES.has(w) && !not.includes(w));
+}
+
+/** The column under the same qualifier words as a name that holds an e-mail or phone (supplied_email). */
+function siblingContactOf(entity: CatalogEntity, qualifier: readonly string[]): string | undefined {
+  if (qualifier.some((w) => BUSINESS.has(singular(w)) || NON_PERSON.has(singular(w)) || MACHINE.has(singular(w))))
+    return undefined;
+  const hit = entity.columns.find((c) => {
+    const w = nameEvidence(c.name).words;
+    return (
+      w.length >= qualifier.length + 1 &&
+      qualifier.every((q, i) => w[i] === q) &&
+      w.slice(qualifier.length).some((x) => CONTACT_WORDS.has(x)) &&
+      w.slice(qualifier.length).every((x) => CONTACT_WORDS.has(x) || x === 'address' || x === 'number')
+    );
+  });
+  return hit?.name;
+}
 
 export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateVerdict {
   const column = findColumn(entity, change.column);
@@ -532,7 +593,7 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
   }
 
   const name = nameEvidence(column.name);
-  const tableWords = nameWords(entity.name).map(singular);
+  const tableWords = gateWords(entity.name).map(singular);
   const ledger = tableWords.some((w) => LEDGER.has(w));
   const supports = Object.prototype.hasOwnProperty.call(NAME_SUPPORTS, category) ? NAME_SUPPORTS[category] : undefined;
   if (supports === undefined) return reject('pii:unknown-category', `${q(String(category))} is not a PII category`);
@@ -547,7 +608,12 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
   ) {
     return reject('pii:described-otherwise', `${col}'s own description says ${described.against.why}`);
   }
-  const stated = supports(name.leaf ?? name, type);
+  // employeepayhistory.rate: on a pay record the rate is the pay.
+  const payRecord =
+    category === 'compensation' &&
+    tableWords.some((w) => PAY_TABLE.has(w)) &&
+    name.words.some((w) => PAY_FIGURES.has(w));
+  const stated = supports(name.leaf ?? name, type) || payRecord;
   const describedName =
     category === 'person_name' &&
     described !== undefined &&
@@ -578,13 +644,23 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
   const thingQualifier =
     qualifiers.slice(0, name.words.length - 1).some((w) => NON_PERSON.has(w)) ||
     qualifiers.slice(name.words.length).some((w) => NON_PERSON.has(w));
-  const tableKind: 'business' | 'person' | 'thing' | 'neutral' = tableWords.some((w) => BUSINESS.has(w))
+  const namedKind: 'business' | 'person' | 'thing' | 'neutral' = tableWords.some((w) => BUSINESS.has(w))
     ? 'business'
     : tableWords.some((w) => PERSON.has(w))
       ? 'person'
       : tableWords.some((w) => NON_PERSON.has(w))
         ? 'thing'
         : 'neutral';
+  // Whose record a row is, read from the name, columns, description and keys (the same reading the proposals
+  // name): an account with industry and website is a company, a licence is its holder's, addresstype a code list.
+  const reading = readTable(entity);
+  const tableKind = reading.lookup
+    ? 'thing'
+    : reading.reading === 'person'
+      ? 'person'
+      : reading.reading === 'organisation'
+        ? 'business'
+        : namedKind;
 
   // user_agent is a browser's string, not an agent.
   const roleName =
@@ -592,11 +668,24 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
     ROLE_NOUNS.has(singular(name.words[name.words.length - 1] ?? '')) &&
     !(name.words[name.words.length - 1] === 'agent' && name.before('agent') === 'user') &&
     (type === 'text' || type === 'unknown' || type === 'other');
+  // confirmed_by, ReceivedBy: who did it to the row, as text.
+  const actorName =
+    category === 'person_name' &&
+    name.words[name.words.length - 1] === 'by' &&
+    ACT_VERBS.has(name.words[name.words.length - 2] ?? '') &&
+    (type === 'text' || type === 'unknown' || type === 'other');
+  // supplied_name beside supplied_email: the name of the party whose contact the row holds.
+  const siblingName =
+    category === 'person_name' && name.words[name.words.length - 1] === 'name' && name.words.length > 1
+      ? siblingContactOf(entity, name.words.slice(0, -1))
+      : undefined;
   const bareName =
     category === 'person_name' &&
     !stated &&
     !fromDescription &&
     !roleName &&
+    !actorName &&
+    siblingName === undefined &&
     name.words[name.words.length - 1] === 'name';
 
   // A statistic or a flag about a value does not hold the value; a key identifies a row, not a person.
@@ -631,10 +720,34 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
         ? (name.words.map(singular).find((w) => MACHINE.has(w)) ?? tableWords.find((w) => MACHINE.has(w)))
         : undefined));
   if (machine) return reject('pii:not-personal', `${col} on ${table}: ${q(machine)} names a machine, not a person`);
+  // A server's settings: its secrets, service accounts and addresses are the machine's ("oauth client" is software).
+  if (
+    reading.reading === 'machine' &&
+    !ownerIsPerson(qualifiers, ['client', 'user']) &&
+    (MACHINE_CATEGORIES.has(category) || category === 'credential' || category === 'username')
+  )
+    return reject('pii:not-personal', `${col} on ${table}: ${reading.why}, so it is the machine's, not a person's`);
+  // A contract's billing_street: the address of the company account the row belongs to.
+  const role = name.words.find((w) => ACCOUNT_ROLES.has(w));
+  if (
+    reading.accountLinked &&
+    role !== undefined &&
+    !ownerIsPerson(qualifiers) &&
+    (CONTACT_CATEGORIES.has(category) || category === 'precise_location') &&
+    category !== 'person_name'
+  )
+    return reject(
+      'pii:business-contact',
+      `${col} on ${table}: the row belongs to a company account and ${q(role)} names the account's own ${category}`,
+    );
 
   // A credential is sensitive whoever it belongs to; every other category is about a person.
   if (category !== 'credential') {
-    if (businessQualifier || tableKind === 'business') {
+    // primary_contact_phone on a company's account: the qualifier names the person whose phone it is.
+    if (
+      businessQualifier ||
+      (tableKind === 'business' && !(ownerIsPerson(qualifiers) && CONTACT_CATEGORIES.has(category)))
+    ) {
       // A business's contact details are business contacts, but a named contact person (ContactName,
       // first_name on a suppliers table, "Name of the shift supervisor") is still a natural person.
       const namedPerson =
@@ -662,7 +775,7 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
         `cannot ground category ${category} on column ${col}: "name" with no person-like table or prefix`,
       );
     }
-  } else if (!stated && !roleName && !fromDescription) {
+  } else if (!stated && !roleName && !actorName && siblingName === undefined && !fromDescription) {
     return reject('pii:ungrounded', `cannot ground category ${category} on column ${col}`);
   }
 
@@ -683,7 +796,11 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
       ? `is described as ${category} by its own description`
       : roleName
         ? `names a person by role`
-        : `is a name on ${personQualifier ? 'a person-like prefix' : `a table of people (${table})`}`;
+        : actorName
+          ? `names who ${name.words[name.words.length - 2] ?? ''} the row`
+          : siblingName !== undefined
+            ? `is the name beside ${q(siblingName)}, a person's contact on the same row`
+            : `is a name on ${personQualifier ? 'a person-like prefix' : `a table of people (${table})`}`;
   return approve('pii:grounded', `${col} ${basis}; type ${q(column.type, 40)} fits ${category}`);
 }
 

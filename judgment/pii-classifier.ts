@@ -1,8 +1,38 @@
 import type { CatalogColumn, CatalogEntity, PiiCategory } from '../domain/catalog';
 import { PiiCategory as PiiCategorySchema } from '../domain/catalog';
-import type { PiiTagChange } from '../domain/proposal';
+import type { PiiTagChange, TableReading } from '../domain/proposal';
+import { shapeOf, toItems, type ColumnShape } from './pii-name-shape';
+import { expandWords, tableTokens } from './pii-identifier';
+import {
+  ACCOUNT_NOUNS,
+  BANK_CONTEXT,
+  CODE_SUFFIXES,
+  FLAG_INNER,
+  FLAG_PAIRS,
+  FLAG_PREFIXES,
+  FLAG_SUFFIXES,
+  FUNCTION_WORDS,
+  ID_SUFFIXES,
+  NAME_QUALITIES,
+  PAY_AMOUNT_WORDS,
+  PAY_TABLE_NOUNS,
+  STAT_PERIODS,
+  STAT_PREFIXES,
+  STAT_SUFFIXES,
+  VALUE_SUFFIXES,
+  WORKER_NOUNS,
+  isOrgWord,
+  isPersonWord,
+  nounKind,
+  words,
+  type Concept,
+  type NounKind,
+} from './pii-vocabulary';
+import { readTable, type TableReadingResult } from './table-reading';
 import { typeFamily as sqlTypeFamily } from './sql-types';
-import { describedPhrase, namePath, singular, splitWords } from './words';
+import { describedPhrase, singular } from './words';
+
+export { splitIdentifier } from './pii-identifier';
 
 /**
  * The no-model PII classifier: decides from column-name tokens (a nested path read by its last segment and
@@ -19,437 +49,8 @@ export interface ColumnClassification {
   confidence: number;
   /** One line, at most 200 characters: the evidence that decided. */
   explanation: string;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Vocabulary
-
-function words(list: string): Set<string> {
-  return new Set(list.split(/\s+/).filter((w) => w.length > 0));
-}
-
-function wordMap(groups: Partial<Record<Concept, string>>): Map<string, Concept> {
-  const map = new Map<string, Concept>();
-  for (const [concept, list] of Object.entries(groups) as Array<[Concept, string]>) {
-    for (const w of words(list)) map.set(w, concept);
-  }
-  return map;
-}
-
-function phraseMap(groups: Partial<Record<Concept, string>>): Map<string, Concept> {
-  const map = new Map<string, Concept>();
-  for (const [concept, list] of Object.entries(groups) as Array<[Concept, string]>) {
-    for (const phrase of list.split(',')) {
-      const clean = phrase.trim().replace(/\s+/g, ' ');
-      if (clean.length > 0) map.set(clean, concept);
-    }
-  }
-  return map;
-}
-
-/** Abbreviations expanded before anything else looks at a name. */
-const ABBREVIATIONS: ReadonlyMap<string, readonly string[]> = new Map(
-  Object.entries({
-    fname: ['first', 'name'],
-    lname: ['last', 'name'],
-    mname: ['middle', 'name'],
-    uname: ['user', 'name'],
-    dob: ['birth', 'date'],
-    bday: ['birth', 'date'],
-    yob: ['birth', 'year'],
-    addr: ['address'],
-    adr: ['address'],
-    tel: ['phone'],
-    ph: ['phone'],
-    phn: ['phone'],
-    mob: ['mobile'],
-    eml: ['email'],
-    gndr: ['gender'],
-    natl: ['national'],
-    ni: ['national', 'insurance'],
-    lic: ['license'],
-    telephone: ['phone'],
-    cellphone: ['phone'],
-    cust: ['customer'],
-    emp: ['employee'],
-    empl: ['employee'],
-    mgr: ['manager'],
-    rep: ['representative'],
-    dept: ['department'],
-    acct: ['account'],
-    nm: ['name'],
-    num: ['number'],
-    nbr: ['number'],
-    nr: ['number'],
-    no: ['number'],
-    dt: ['date'],
-    desc: ['description'],
-    pwd: ['password'],
-    passwd: ['password'],
-    usr: ['user'],
-    pic: ['picture'],
-    img: ['image'],
-    lat: ['latitude'],
-    lng: ['longitude'],
-    lon: ['longitude'],
-    long: ['longitude'],
-    ipv: ['ip'],
-    ipaddr: ['ip', 'address'],
-    cc: ['credit', 'card'],
-    ccn: ['card', 'number'],
-    ccnum: ['card', 'number'],
-    people: ['person'],
-    persons: ['person'],
-    hostname: ['host', 'name'],
-  }),
-);
-
-/** What a name word or phrase can mean; the table context then decides whether it is personal. */
-type Concept =
-  | 'name_part'
-  | 'name'
-  | 'birth'
-  | 'postal'
-  | 'ip'
-  | 'email'
-  | 'phone'
-  | 'extension'
-  | 'national'
-  | 'card'
-  | 'bank'
-  | 'account_number'
-  | 'username'
-  | 'credential'
-  | 'gender'
-  | 'compensation'
-  | 'address'
-  | 'location'
-  | 'geo'
-  | 'free_text'
-  | 'personal_record'
-  | 'kin'
-  | 'photo'
-  | 'org_name'
-  | 'web'
-  | 'title'
-  | 'salutation'
-  | 'device';
-
-/** Multi-word phrases (after abbreviation expansion), grouped by what they mean. */
-const PHRASES: ReadonlyMap<string, Concept> = phraseMap({
-  national: `
-    social security number, social security, national insurance, national id, national identifier,
-    tax id, tax identifier, tax number, taxpayer id, passport number, id card, identity card, identity number,
-    id doc, id document, identity document, travel document,
-    driver license, drivers license, driver licence, drivers licence, driving license, driving licence
-  `,
-  salutation: 'title of courtesy',
-  birth: 'date of birth, year of birth, birth date, birth day, birth year, born on',
-  geo: 'place of birth, birth place, birth city, birth country, country code, region code, state code, time zone',
-  name_part: `
-    first name, given name, fore name, last name, family name, sur name, middle name, middle initial,
-    maiden name, full name
-  `,
-  postal: 'postal code, post code, zip code, pin code',
-  ip: 'ip address, remote address',
-  email: 'email address, e mail address, e mail, mail address',
-  phone: 'phone number',
-  card: 'card number, credit card, debit card, card cvv',
-  bank: 'bank account, routing number, sort code',
-  account_number: 'account number',
-  username: 'user name, login name, screen name, user login',
-  credential: `
-    pass word, api key, access token, refresh token, auth token, session token, reset token, private key,
-    security answer, otp secret, mfa secret
-  `,
-  gender: 'gender identity',
-  address: 'street address, address line, house number, street number, street name',
-  location: 'geo location, geo point',
-  free_text: 'about me, medical history, free text',
-  personal_record: `
-    contact info, contact information, contact details, contact data, personal info, personal information,
-    personal details, personal data, extra attributes, custom attributes, custom fields, medical record,
-    medical info, medical information, medical details, health info, health information, health record
-  `,
-  kin: 'next of kin, emergency contact, emergency contacts',
-  org_name: `
-    company name, business name, organisation name, organization name, org name, employer name, trading name
-  `,
-  web: 'home page, web site, web address',
-  device: 'user agent, mac address',
-  title: 'job title',
-});
-
-/** Single words with a meaning of their own, grouped by meaning. */
-const WORDS: ReadonlyMap<string, Concept> = wordMap({
-  name_part: 'surname forename initials',
-  name: 'name',
-  birth: 'birthday birthdate born',
-  postal: 'zip zipcode postcode postalcode pincode',
-  ip: 'ip',
-  email: 'email mail',
-  phone: 'phone mobile cell fax msisdn',
-  extension: 'extension ext',
-  national: 'ssn sin nin tin itin tfn passport aadhaar nric pesel cpf',
-  card: 'pan cvv cvc',
-  bank: 'iban',
-  username: 'username login handle nickname gamertag screenname',
-  credential: 'password pin secret token',
-  gender: 'gender sex pronouns',
-  compensation: 'salary salaries wage wages pay compensation remuneration bonus commission earnings income stipend',
-  address: 'address addresses street apartment',
-  location: 'latitude longitude geolocation coordinates gps',
-  geo: 'city town country region state province county territory nation continent district suburb locality municipality timezone',
-  free_text: 'notes note comments comment remarks remark bio biography memo resume cv',
-  personal_record: `
-    profile demographics demographic skills skillset allergies allergy medications diagnoses diagnosis symptoms
-    ethnicity religion hobbies traits attributes
-  `,
-  kin: 'kin',
-  photo: 'photo photograph picture image avatar portrait headshot selfie',
-  org_name: 'company employer organisation organization',
-  web: 'homepage website url',
-  title: 'title',
-  salutation: 'salutation honorific courtesy',
-});
-
-/** Nouns naming a natural person. As a table head they make the table person-like; as a column head, a name. */
-const PERSON_NOUNS = words(`
-  person customer client employee staff user member contact patient individual student pupil teacher instructor
-  tutor doctor physician nurse clinician dentist therapist practitioner author composer subscriber applicant
-  candidate guest visitor passenger driver rider traveler traveller donor volunteer worker contractor freelancer
-  owner landlord borrower beneficiary dependent dependant spouse guardian parent child citizen resident voter
-  participant attendee learner player athlete holder cardholder payee recipient manager supervisor salesperson
-  salesman representative agent clerk assignee reviewer approver requester reporter buyer profile prospect lead
-  hire emergency kin husband wife sibling mother father director actor cashier technician engineer consultant
-  intern trainee officer caller sender shopper consumer insured policyholder enrollee caregiver carer respondent
-`);
-
-/** Person nouns for people who are paid: evidence that a pay column is an individual's pay. */
-const WORKER_NOUNS = words(`
-  employee staff worker contractor freelancer salesperson salesman representative agent clerk teacher instructor
-  tutor doctor physician nurse clinician manager supervisor driver technician engineer consultant intern trainee
-  officer cashier hire
-`);
-
-/** Nouns naming an organisation or one of its sites: its contact details are business contact, not PII. */
-const ORG_NOUNS = words(`
-  supplier shipper vendor company business store shop office branch merchant carrier manufacturer publisher agency
-  organisation organization org institution bank warehouse factory hospital clinic pharmacy school university
-  college hotel restaurant venue airline retailer distributor dealer dealership firm employer insurer laboratory
-  lab franchise outlet depot headquarters hq subsidiary corporation corporate enterprise brand practice library
-  museum theater theatre cinema gym studio
-`);
-
-/** Places: an organisation's site, unless the table name also names a person (user_locations). */
-const SITE_NOUNS = new Set(['location', 'site', 'premises', 'building', 'facility', 'campus']);
-
-/** Things and catalogue items: none of their columns describe a person by default. */
-const THING_NOUNS = words(`
-  product item part sku film movie album track song genre category book playlist media catalog catalogue inventory
-  asset tag course lesson menu dish recipe animal pet dog cat horse livestock document file report project plan
-  tier feature language currency department team room equipment vehicle model show episode game artwork material
-  ingredient component
-`);
-
-const GEO_NOUNS = words(`
-  region territory country nation city state province district zone continent county area municipality locale
-  timezone
-`);
-
-const LEDGER_NOUNS = words(`
-  ledger gl journal chart coa posting budget fiscal cost center
-`);
-
-/** Machines, installations and their networks: an address or IP they qualify is a machine's, not a person's. */
-const INFRA_NOUNS = words(`
-  server host hostname node machine instance installation install cluster router gateway subnet network vm container
-  pod endpoint datacenter firewall switch database db replica shard proxy daemon deployment runner tower mast antenna
-  sensor analyser analyzer instrument meter printer scanner kiosk appliance balancer relay
-`);
-
-/** Equipment that may be a person's (a user's device): infrastructure as a table's row, not as a qualifier. */
-const EQUIPMENT_NOUNS = words('device handset terminal');
-
-/**
- * Statistics about people are not personal data: a count, total, average or share of users says nothing about
- * one of them. STAT_PREFIXES open such a name (count_registered_users, avg_user_age, pct_users_with_email),
- * STAT_SUFFIXES close it (users_count, signup_rate). "number" and "n" count only before "of" or a plural
- * (number_of_leads, num_customers, n_signups), so phone_number and TPC-H's n_name keep their meaning.
- */
-const STAT_PREFIXES = words(`
-  count counts cnt total totals sum avg average mean median pct percent percentage ratio proportion fraction share
-  distinct nb dau wau mau
-`);
-const STAT_SUFFIXES = words(`
-  count counts cnt total totals sum avg average mean median pct percent percentage ratio rate proportion fraction
-  share dau wau mau
-`);
-/** "<period> active": daily_active_users, weekly_active_members, l28_active_accounts. */
-const STAT_PERIODS = words('daily weekly monthly yearly quarterly annual hourly');
-
-/**
- * A yes/no flag about an attribute (is_valid_email, has_phone, email_verified, has_opted_out_of_fax) does not
- * carry the attribute: ARGUS tags the column that holds the e-mail, not the one that says whether it exists.
- */
-const FLAG_PREFIXES = words('is has have had was were can could should did does do will allow allows needs');
-/** Verb-like words that make a flag wherever they stand (email_is_verified). */
-const FLAG_INNER = words('is has was');
-const FLAG_SUFFIXES = words(`
-  flag flags flg ind indicator verified unverified validated valid invalid confirmed exists present missing
-  available enabled disabled bounced unsubscribed subscribed optout optin opted consented
-`);
-const FLAG_PAIRS = new Set(['opted out', 'opted in', 'opt out', 'opt in']);
-
-/**
- * Business functions: an e-mail, phone or address qualified by one (billing_email, billing_contact_email,
- * support_phone) on an organisation's or a company account's row is the business's mailbox, not a person's.
- */
-const FUNCTION_WORDS = words(`
-  billing invoice invoicing payable receivable support helpdesk finance accounting sales admin technical tech abuse
-  info noreply notification notifications ops operations security legal compliance procurement purchasing
-`);
-/** Table heads that, without a person on the row, are usually a company's account (CRM, SaaS tenants). */
-const ACCOUNT_NOUNS = words('account tenant workspace');
-
-/** Table names that are themselves an HR compensation record. */
-const PAY_TABLE_NOUNS = words(`
-  salary payroll payslip paycheck wage compensation bonus commission
-`);
-
-/** Words in view and table names that say nothing about what a row is. */
-const NAME_NOISE = words(`
-  v vw view qry query list of and the for summary current full alphabetical extended dim fact stg staging raw tbl
-  t latest date all active detail details info data history log new old tmp temp master mart src snapshot x map
-  link xref
-`);
-
-/** Tokens that may follow a value word without changing what the column holds (phone_number, email_2, ...). */
-const VALUE_SUFFIXES = words(`
-  number line primary secondary alt alternate other main e164 formatted normalized normalised raw value text full
-  masked encrypted enc hash hashed digest lower clean cleaned str string plain txt home work personal private
-  office business international local national current last digits
-`);
-
-const EXTRA_SUFFIXES: Partial<Record<Concept, ReadonlySet<string>>> = {
-  compensation: words(
-    'amount amt usd eur gbp rate pct percent percentage annual monthly yearly hourly weekly gross net base total value paid',
-  ),
-  gender: new Set(['code', 'cd', 'flag']),
-  geo: new Set(['code', 'cd', 'name', 'description', 'iso', 'abbr', 'abbreviation']),
-  birth: new Set(['date', 'year', 'day', 'month']),
-  free_text: new Set(['body', 'content', 'details']),
-  photo: new Set(['path', 'url', 'uri', 'file', 'blob', 'data', 'link']),
-};
-
-const PAY_AMOUNT_WORDS = new Set(['rate', 'amount', 'amt', 'gross', 'net', 'total', 'value', 'sum']);
-
-/** Words around an account number that make it a payout or bank account rather than a record number. */
-const BANK_CONTEXT = words(`
-  bank banking payee payout deposit direct beneficiary refund ach wire sepa remittance disbursement
-`);
-
-const ID_SUFFIXES = new Set(['id', 'key', 'uuid', 'guid', 'pk', 'fk', 'sk', 'ref', 'oid', 'uid', 'nk']);
-const CODE_SUFFIXES = new Set(['number', 'code', 'cd']);
-
-/** Qualities of a name that defer to the table ("legal_name" on a person table is a person's name). */
-const NAME_QUALITIES = words(`
-  legal preferred official real primary current display short long nick common formal informal known previous
-  former alias alternate alt other english local
-`);
-
-const DP_VOCAB = new Set<string>([
-  ...[...WORDS.keys()].filter((w) => w.length >= 3 && !['sin', 'nin', 'tin', 'pan', 'pin', 'ext', 'cpf'].includes(w)),
-  ...[...PHRASES.keys()].flatMap((p) => p.split(' ')).filter((w) => w.length >= 3),
-  ...[...PERSON_NOUNS, ...ORG_NOUNS, ...THING_NOUNS, ...GEO_NOUNS].filter((w) => w.length >= 3 && !w.includes('_')),
-  ...[...VALUE_SUFFIXES].filter((w) => w.length >= 3),
-  ...words(`
-  ip id no emp cust dob ssn addr zip fax sex tax pay ship shipping billing mailing delivery home work code rate
-  date time type status count last first middle given family login user email sales person page web key hire
-  order invoice unit price quantity amount total created updated deleted eml tel phn
-  `),
-]);
-
-/**
- * Splits an identifier into lower-case word tokens the way words.ts does (snake_case, kebab, spaces, camelCase,
- * PascalCase, acronyms: IPAddress → ip address, digits); then expands abbreviations and splits glued words
- * (zipcode → zip code) when every piece is a known word.
- */
-const splitCache = new Map<string, readonly string[]>();
-
-export function splitIdentifier(raw: string): string[] {
-  const hit = splitCache.get(raw);
-  if (hit) return [...hit];
-  const out = splitIdentifierUncached(raw);
-  if (splitCache.size > 100_000) splitCache.clear();
-  splitCache.set(raw, out);
-  return [...out];
-}
-
-function splitIdentifierUncached(raw: string): string[] {
-  return expandWords(splitWords(raw));
-}
-
-/** Abbreviations expanded and glued words split, over words already split by words.ts. */
-function expandWords(tokens: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const token of tokens) {
-    const expanded = ABBREVIATIONS.get(token);
-    if (expanded) {
-      out.push(...expanded);
-      continue;
-    }
-    if (WORDS.has(token) || DP_VOCAB.has(token) || token.length < 5 || /^[0-9]+$/.test(token)) {
-      out.push(token);
-      continue;
-    }
-    const glued = splitGlued(token);
-    for (const piece of glued) out.push(...(ABBREVIATIONS.get(piece) ?? [piece]));
-  }
-  return out;
-}
-
-/** Fewest-pieces split of a glued lower-case word into known words; the word itself when none exists. */
-function splitGlued(word: string): string[] {
-  const best: Array<string[] | undefined> = new Array(word.length + 1);
-  best[0] = [];
-  for (let end = 1; end <= word.length; end++) {
-    for (let start = 0; start < end; start++) {
-      const head = best[start];
-      const piece = word.slice(start, end);
-      if (!head || !DP_VOCAB.has(piece)) continue;
-      const current = best[end];
-      if (!current || current.length > head.length + 1) best[end] = [...head, piece];
-    }
-  }
-  return best[word.length] ?? [word];
-}
-
-interface Item {
-  text: string;
-  concept?: Concept;
-}
-
-function toItems(tokens: readonly string[]): Item[] {
-  const items: Item[] = [];
-  let i = 0;
-  outer: while (i < tokens.length) {
-    for (const len of [3, 2]) {
-      if (i + len > tokens.length) continue;
-      const phrase = tokens.slice(i, i + len).join(' ');
-      const hit = PHRASES.get(phrase);
-      if (hit) {
-        items.push({ text: phrase, concept: hit });
-        i += len;
-        continue outer;
-      }
-    }
-    const token = tokens[i] as string;
-    const concept = WORDS.get(token) ?? WORDS.get(singular(token));
-    items.push(concept ? { text: token, concept } : { text: token });
-    i += 1;
-  }
-  return items;
+  /** Whose record the table's rows were read as (judgment/table-reading.ts). */
+  reading: TableReading;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -505,12 +106,15 @@ const TYPE_FITS: Record<Concept, ReadonlySet<TypeFamily>> = {
 // ---------------------------------------------------------------------------------------------------
 // Table context
 
-type TableKind = 'person' | 'organisation' | 'thing' | 'geo' | 'ledger' | 'infra' | 'neutral';
-
 interface TableContext {
-  kind: TableKind;
+  name: string;
+  /** The primary key's type when it is a text type (varchar(18)): what a reference to a record looks like. */
+  keyType?: string;
+  kind: NounKind;
   /** Why the kind was chosen, for explanations. */
   reason: string;
+  /** Whose record a row is, and the refinements of that reading (judgment/table-reading.ts). */
+  reading: TableReadingResult;
   /** Some token of the table name names a person (customer_addresses, dept_emp). */
   mentionsPerson: boolean;
   /** The table is a pay record or links a paid person (emp_no, staff_id) next to its columns. */
@@ -519,157 +123,36 @@ interface TableContext {
   payTable: boolean;
   /** The table name speaks of bank details or payouts. */
   bankContext: boolean;
-  /** The table is an organisation, or a company account (accounts, tenants) with no person on the row. */
+  /**
+   * The table is an organisation, a company account (accounts, tenants) with no person on the row, or a record
+   * of such an account (a contract with an account key).
+   */
   businessRow: boolean;
+  /** The columns holding an e-mail, phone or address under a qualifier (supplied_email → "supplied"). */
+  contactQualifiers: ReadonlyMap<string, ContactSibling>;
 }
 
-function nounKind(word: string): TableKind | undefined {
-  const w = singular(word);
-  if (PAY_TABLE_NOUNS.has(w) || PERSON_NOUNS.has(w)) return 'person';
-  if (ORG_NOUNS.has(w)) return 'organisation';
-  if (GEO_NOUNS.has(w)) return 'geo';
-  if (THING_NOUNS.has(w)) return 'thing';
-  if (LEDGER_NOUNS.has(w)) return 'ledger';
-  if (INFRA_NOUNS.has(w)) return 'infra';
-  return undefined;
+interface ContactSibling {
+  column: CatalogColumn;
+  shape: ColumnShape;
 }
 
-function isPersonWord(word: string): boolean {
-  return PERSON_NOUNS.has(singular(word));
-}
-
-function isOrgWord(word: string): boolean {
-  return ORG_NOUNS.has(singular(word));
-}
-
-interface ColumnShape {
-  /** Items of the leaf: the whole name, or the last meaningful segment of a path (payload.customer.email). */
-  items: Item[];
-  concept?: Concept;
-  /** Words around the value word, nearest first, then the words of the qualifying path segments, nearest first. */
-  modifiers: string[];
-  /** Words of the path segments before the leaf, nearest first; none for a plain name. */
-  qualifiers: string[];
-  /** Every word of the name (after abbreviations), for explanations. */
-  words: string[];
-  /** The leaf's words before abbreviations were expanded ("ph" stays "ph"). */
-  rawLeaf: string[];
-}
-
-/**
- * Reads a column name. A plain name is its own leaf; a dotted, bracketed or arrowed path is read by its last
- * meaningful segment, qualified by the segments before it (user.name is the user's name, not a user_name).
- */
-function shapeOf(name: string): ColumnShape {
-  const path = namePath(name);
-  if (path.segments.length <= 1) {
-    const tokens = splitIdentifier(name);
-    return leafShape(toItems(tokens), [], tokens, path.leaf);
-  }
-  const segments = path.segments.map(expandWords);
-  const leaf = segments[segments.length - 1] ?? [];
-  const qualifiers = segments
-    .slice(0, -1)
-    .reverse()
-    .flatMap((seg) => [...seg].reverse());
-  const words = segments.flat();
-  const shape = leafShape(toItems(leaf), qualifiers, words, path.leaf);
-  // card.number, phones[0].number: the value word may sit in the segment before a bare "number" or "line".
-  const prev = segments[segments.length - 2];
-  if (shape.concept || !prev || (prev.length === 1 && (isPersonWord(prev[0]!) || isOrgWord(prev[0]!)))) return shape;
-  const joined = leafShape(toItems([...prev, ...leaf]), qualifiers.slice(prev.length), words, path.leaf);
-  return joined.concept ? joined : shape;
-}
-
-/** Finds the value concept: the last concept whose following tokens are only value suffixes. */
-function leafShape(items: Item[], qualifiers: string[], words: string[], rawLeaf: string[]): ColumnShape {
-  for (let i = items.length - 1; i >= 0; i--) {
-    const item = items[i] as Item;
-    if (!item.concept) continue;
-    // avatar_url, photo_path: the link to a photo is read as the photo.
-    if (item.concept === 'web' && items.slice(0, i).some((t) => t.concept === 'photo')) continue;
-    const extra = EXTRA_SUFFIXES[item.concept];
-    const tailOk = items
-      .slice(i + 1)
-      .every((t) => VALUE_SUFFIXES.has(t.text) || /^[0-9]+$/.test(t.text) || extra?.has(t.text));
-    if (!tailOk) break;
-    // Nearest qualifier first: in contact_company_phone the company, not the contact, owns the phone.
-    const before = items
-      .slice(0, i)
-      .flatMap((t) => t.text.split(' '))
-      .reverse();
-    const after = items.slice(i + 1).flatMap((t) => t.text.split(' '));
-    return {
-      items,
-      concept: item.concept,
-      modifiers: [...before, ...after, ...qualifiers],
-      qualifiers,
-      words,
-      rawLeaf,
-    };
-  }
-  return { items, modifiers: [...items.flatMap((t) => t.text.split(' ')), ...qualifiers], qualifiers, words, rawLeaf };
-}
-
-// Table context depends on the entity's name and column names, which a sweep never changes.
-const tableContextCache = new WeakMap<CatalogEntity, TableContext>();
+// Table context depends on the entity's name, description and column names, which a sweep never changes.
+const tableContextCache = new WeakMap<CatalogEntity, { description?: string; context: TableContext }>();
 
 function tableContext(entity: CatalogEntity): TableContext {
-  let hit = tableContextCache.get(entity);
-  if (!hit) {
-    hit = computeTableContext(entity);
-    tableContextCache.set(entity, hit);
-  }
-  return hit;
+  const hit = tableContextCache.get(entity);
+  if (hit && hit.description === entity.description) return hit.context;
+  const context = computeTableContext(entity);
+  tableContextCache.set(entity, { description: entity.description, context });
+  return context;
 }
 
 function computeTableContext(entity: CatalogEntity): TableContext {
-  let tokens = splitIdentifier(entity.name).filter((t) => !NAME_NOISE.has(t) && !/^[0-9]+$/.test(t));
-  // "Sales by Category": what follows "by"/"per" is a grouping, not the row.
-  const cut = tokens.findIndex((t) => t === 'by' || t === 'per');
-  if (cut > 0) tokens = tokens.slice(0, cut);
-  const mentionsPerson = tokens.some(isPersonWord) || tokens.some((t) => PAY_TABLE_NOUNS.has(singular(t)));
-  let kind: TableKind = 'neutral';
-  let reason = `table "${entity.name}" is no organisation or catalogue`;
-  for (let i = tokens.length - 1; i >= 0; i--) {
-    const word = singular(tokens[i] as string);
-    const k = SITE_NOUNS.has(word)
-      ? mentionsPerson
-        ? 'person'
-        : 'organisation'
-      : EQUIPMENT_NOUNS.has(word)
-        ? mentionsPerson
-          ? 'person'
-          : 'infra'
-        : nounKind(word);
-    if (k) {
-      kind = k;
-      reason = `table "${entity.name}" is ${describeKind(k)}`;
-      break;
-    }
-  }
-
+  const tokens = tableTokens(entity.name);
+  const reading = readTable(entity);
+  const { kind } = reading;
   const shapes = entity.columns.map((c) => ({ column: c, shape: shapeOf(c.name) }));
-  const unqualified = (s: ColumnShape): boolean => s.modifiers.every((m) => m.length <= 1 || NAME_QUALITIES.has(m));
-  const personNames = shapes.filter((s) => s.shape.concept === 'name_part' && unqualified(s.shape));
-  const personFacts = shapes.filter(
-    (s) =>
-      (s.shape.concept === 'birth' || s.shape.concept === 'gender' || s.shape.concept === 'national') &&
-      unqualified(s.shape),
-  );
-  const orgNames = shapes.filter((s) => s.shape.concept === 'org_name' && unqualified(s.shape));
-
-  if (personNames.length > 0 && kind !== 'organisation') {
-    if (kind !== 'person') reason = `columns such as ${personNames[0]?.column.name} make "${entity.name}" person-like`;
-    kind = 'person';
-  } else if (personFacts.length > 0 && kind === 'neutral') {
-    kind = 'person';
-    reason = `column ${personFacts[0]?.column.name} makes "${entity.name}" person-like`;
-  } else if (orgNames.length > 0 && (kind === 'person' || kind === 'neutral')) {
-    // A row that carries a company name and no person name describes an organisation (B2B customers).
-    kind = 'organisation';
-    reason = `"${entity.name}" rows carry ${orgNames[0]?.column.name} and no person name, so describe organisations`;
-  }
 
   const payTable = tokens.some((t) => PAY_TABLE_NOUNS.has(singular(t)) || t === 'pay');
   const payContext =
@@ -687,35 +170,35 @@ function computeTableContext(entity: CatalogEntity): TableContext {
 
   const bankContext = tokens.some((t) => BANK_CONTEXT.has(singular(t)));
   const businessRow =
-    kind === 'organisation' || (kind === 'neutral' && tokens.some((t) => ACCOUNT_NOUNS.has(singular(t))));
+    kind === 'organisation' ||
+    (kind === 'neutral' && (tokens.some((t) => ACCOUNT_NOUNS.has(singular(t))) || reading.accountLinked));
+  const contactQualifiers = new Map<string, ContactSibling>();
+  for (const s of shapes) {
+    const concept = s.shape.concept;
+    if (concept !== 'email' && concept !== 'phone' && concept !== 'address') continue;
+    const at = s.shape.items.findIndex((t) => t.concept === concept);
+    const qualifier = s.shape.items
+      .slice(0, at)
+      .map((t) => t.text)
+      .join(' ');
+    if (qualifier && !contactQualifiers.has(qualifier)) contactQualifiers.set(qualifier, s);
+  }
+  const keys = entity.columns.filter((c) => c.primary_key);
+  const keyType =
+    keys.length === 1 && keys[0] && TEXTUAL.has(typeFamily(keys[0].type)) ? keyTypeOf(keys[0]) : undefined;
   return {
+    name: entity.name,
+    ...(keyType ? { keyType } : {}),
     kind,
-    reason,
-    mentionsPerson: mentionsPerson || kind === 'person',
+    reason: reading.why,
+    reading,
+    mentionsPerson: reading.mentionsPerson,
     payContext,
     payTable,
     bankContext,
     businessRow,
+    contactQualifiers,
   };
-}
-
-function describeKind(kind: TableKind): string {
-  switch (kind) {
-    case 'person':
-      return 'person-like';
-    case 'organisation':
-      return 'an organisation';
-    case 'thing':
-      return 'a catalogue of things';
-    case 'geo':
-      return 'a geography table';
-    case 'ledger':
-      return 'a ledger';
-    case 'infra':
-      return 'infrastructure';
-    case 'neutral':
-      return 'neutral';
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -812,6 +295,7 @@ export function classifyColumn(column: CatalogColumn, entity: CatalogEntity): Co
     category: verdict.category,
     confidence: Math.round(verdict.confidence * 100) / 100,
     explanation: explanation.length > 200 ? `${explanation.slice(0, 197)}...` : explanation,
+    reading: tableContext(entity).reading.reading,
   };
 }
 
@@ -882,12 +366,43 @@ function decideByName(column: CatalogColumn, shape: ColumnShape, family: TypeFam
     return notPii('identifier', 0.9, `${tokensText} end in "${last}": a key, not personal data`);
   }
   if (!shape.concept) {
+    // confirmed_by, received_by: who did it to the row.
+    const act = actorVerb(nameWords);
+    if (act) {
+      if (family === 'int' || family === 'uuid')
+        return notPii('identifier', 0.75, `${tokensText} with type ${column.type}: a key of who ${act} it`);
+      if (table.kind === 'infra')
+        return notPii('none', 0.6, `${tokensText}; ${table.reason}: a machine's record, not a person's`);
+      if (TEXTUAL.has(family))
+        return pii('person_name', 0.6, `${tokensText} name who ${act} the row: a person's name or login`);
+      return notPii('none', 0.7, `${tokensText} with type ${column.type}: not who ${act} it`);
+    }
     if (CODE_SUFFIXES.has(last) && nameWords.length > 1) {
       return notPii('identifier', 0.8, `${tokensText} name a code or number of a record, not of a person`);
     }
     if (column.foreign_key !== undefined) return notPii('identifier', 0.85, `foreign key with ${tokensText}`);
     // A column named after a person's role (manager, salesperson, contact_person) holds that person.
     if (isPersonWord(last) && !isOrgWord(last)) {
+      // invoice.customer, subscription.customer: the processor's key for the customer (cus_...), not a name.
+      // onboarding_manager__c typed varchar(18) like the row's own key: a lookup to the manager's record.
+      if (
+        !isPlural(last) &&
+        TEXTUAL.has(family) &&
+        !column.primary_key &&
+        table.keyType !== undefined &&
+        table.keyType === keyTypeOf(column)
+      )
+        return notPii(
+          'identifier',
+          0.6,
+          `${tokensText} typed ${column.type} like the key of "${table.name}": a reference to the ${singular(last)}'s record`,
+        );
+      if (PARTY_REFERENCES.has(last) && TEXTUAL.has(family) && !table.reading.headIsPerson)
+        return notPii(
+          'identifier',
+          0.6,
+          `${tokensText} on ${table.reading.reading} rows of "${table.name}": a reference to the ${singular(last)}'s record, not a name`,
+        );
       // A plural (active_users, new_customers) names a group: without a text type it is a count of them.
       if (isPlural(last) && family !== 'text' && family !== 'enum')
         return notPii('none', 0.7, `${tokensText} name a group of people and type ${column.type}: a count of them`);
@@ -916,7 +431,11 @@ function decideByName(column: CatalogColumn, shape: ColumnShape, family: TypeFam
         `type ${column.type}`,
       );
     // On a pay record (salaries, employee_pay_history) the rate or amount is the pay itself.
-    if (table.payTable && NUMERIC.includes(family) && nameWords.some((w) => PAY_AMOUNT_WORDS.has(w))) {
+    if (
+      table.payTable &&
+      (NUMERIC.includes(family) || family === 'unknown') &&
+      nameWords.some((w) => PAY_AMOUNT_WORDS.has(w))
+    ) {
       return pii('compensation', 0.7, `numeric ${tokensText}; ${table.reason}: an individual's pay`);
     }
     return notPii('none', 0.8, `${tokensText} match no personal-data pattern`);
@@ -931,6 +450,53 @@ function decideByName(column: CatalogColumn, shape: ColumnShape, family: TypeFam
 }
 
 const decisive = (verdict: Verdict): Verdict => ({ ...verdict, decisive: 'name' });
+
+/** A column's type as a key comparison reads it: lower case, no spaces; a bare text type says nothing. */
+function keyTypeOf(column: CatalogColumn): string | undefined {
+  const t = column.type.toLowerCase().replace(/\s+/g, '');
+  return /\(\d+\)/.test(t) ? t : undefined;
+}
+
+/** Bare party nouns that, on another party's row, reference that party's record in its own system. */
+const PARTY_REFERENCES = words('customer client subscriber payer');
+
+/** Verbs of what a person does to a record: confirmed_by, received_by name who did it. */
+const ACT_VERBS = words(`
+  created updated modified changed edited deleted entered recorded received confirmed approved rejected reviewed
+  verified checked signed submitted requested assigned completed closed opened resolved cancelled canceled
+  authorized authorised prepared processed handled inspected packed picked accepted acknowledged witnessed
+  performed reported raised logged booked invited referred released counted
+`);
+
+/** The verb of a "<verb> by" name (confirmed_by, ReceivedBy), if it is one. */
+function actorVerb(nameWords: readonly string[]): string | undefined {
+  const verb = nameWords[nameWords.length - 2];
+  return nameWords[nameWords.length - 1] === 'by' && verb !== undefined && ACT_VERBS.has(verb) ? verb : undefined;
+}
+
+/** Address roles that, on a company's record, are the company's addresses (billing_street, shipping_latitude). */
+const ADDRESS_ROLES = words('billing shipping mailing delivery');
+
+/** A sibling e-mail, phone or address under the same qualifier as this name, when that contact is a person's. */
+function siblingContact(shape: ColumnShape, table: TableContext): ContactSibling | undefined {
+  const at = shape.items.findIndex((t) => t.concept === 'name');
+  if (at <= 0) return undefined;
+  const qualifier = shape.items
+    .slice(0, at)
+    .map((t) => t.text)
+    .join(' ');
+  const sibling = table.contactQualifiers.get(qualifier);
+  if (!sibling?.shape.concept) return undefined;
+  const verdict = conceptVerdict(
+    sibling.shape.concept,
+    sibling.shape,
+    typeFamily(sibling.column.type),
+    table,
+    sibling.column,
+    '',
+  );
+  return verdict.pii ? sibling : undefined;
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Descriptions: the column's own text, read for its vocabulary only
@@ -1181,12 +747,26 @@ function conceptVerdict(
     case 'account_number':
       return bankVerdict(concept, shape, owner, table, tokensText, ownerText);
     case 'username':
+      // smtp_username, bind_username in a server's settings: the machine's service account.
+      if (table.kind === 'infra' && owner !== 'person')
+        return notPii(
+          'none',
+          0.65,
+          `${tokensText}; ${table.reason}: a machine's service account, not a person's login`,
+        );
       if (table.kind === 'thing' || table.kind === 'geo' || owner === 'organisation') {
         return notPii('none', 0.6, `${tokensText}; ${table.reason}: not a person's login`);
       }
       return pii('username', 0.85, `${tokensText}: a login or handle of a person`);
     case 'credential':
       if (table.kind === 'thing' || table.kind === 'geo') return notPii('none', 0.55, `${tokensText}; ${table.reason}`);
+      // zoom_api_key, github_oauth_client_secret in a server's settings: a machine's secret, sensitive but not personal.
+      if ((table.kind === 'infra' || owner === 'machine') && owner !== 'person')
+        return notPii(
+          'none',
+          0.6,
+          `${tokensText}; ${owner === 'machine' ? ownerText : table.reason}: a machine's secret, not a person's data`,
+        );
       return pii(
         'credential',
         table.mentionsPerson || owner === 'person' ? 0.85 : 0.65,
@@ -1208,8 +788,9 @@ function conceptVerdict(
       if (owner === undefined && table.kind === 'infra' && concept !== 'email' && concept !== 'phone')
         return notPii('none', 0.65, `${tokensText}; ${table.reason}: where an installation is, not a person`);
       // billing_email, billing_contact_email on a company's row: a business function's mailbox.
-      const role = shape.modifiers.find((m) => FUNCTION_WORDS.has(m));
-      if (role && table.businessRow && concept !== 'location')
+      const role = shape.modifiers.find((m) => FUNCTION_WORDS.has(m) || (table.businessRow && ADDRESS_ROLES.has(m)));
+      // billing_latitude on a contract: the geocode of the account's billing address.
+      if (role && table.businessRow && (concept !== 'location' || ADDRESS_ROLES.has(role)))
         return notPii(
           'business_contact',
           0.7,
@@ -1320,12 +901,20 @@ function contactVerdict(
 }
 
 function nameVerdict(shape: ColumnShape, table: TableContext, tokensText: string): Verdict {
+  const sibling = siblingContact(shape, table);
   for (const m of shape.modifiers) {
     if (m.length <= 1 || NAME_QUALITIES.has(m)) continue;
     if (isPersonWord(m)) return pii('person_name', 0.85, `${tokensText}: the name of a ${singular(m)}, a person`);
     if (isOrgWord(m))
       return notPii('business_contact', 0.8, `${tokensText}: the name of a ${singular(m)}, an organisation`);
     if (nounKind(m) === 'geo') return notPii('geo_coarse', 0.8, `${tokensText}: the name of a place`);
+    // supplied_name beside supplied_email, shipping_name beside shipping_phone: the same party's name.
+    if (sibling)
+      return pii(
+        'person_name',
+        0.7,
+        `${tokensText} beside ${sibling.column.name}, a person's contact: that person's name`,
+      );
     return notPii('none', 0.7, `${tokensText}: a ${m} name, not a person's`);
   }
   switch (table.kind) {
@@ -1383,8 +972,14 @@ export function proposePiiTags(entity: CatalogEntity): PiiTagChange[] {
       column: column.name,
       category: category.data,
       confidence: result.confidence,
-      explanation: result.explanation,
+      explanation: withReading(result.explanation, result.reading),
+      reading: result.reading,
     });
   }
   return changes;
+}
+
+/** A proposal's explanation: the classifier's line and, beside its tokens, the table reading it used. */
+export function withReading(explanation: string, reading: TableReading): string {
+  return `${explanation} [table read as ${reading}]`.slice(0, 300);
 }

@@ -2,7 +2,8 @@ import type { CatalogEntity, PiiCategory } from '../domain/catalog';
 import type { PiiTagChange } from '../domain/proposal';
 import type { AgentProposal } from './agents';
 import { approve, q, type GateVerdict } from './gate-verdict';
-import { classifyColumn, flagMarker, splitIdentifier, statisticMarker } from './pii-classifier';
+import { classifyColumn, flagMarker, splitIdentifier, statisticMarker, withReading } from './pii-classifier';
+import { readTable } from './table-reading';
 import { typeFamily, type TypeFamily } from './sql-types';
 import type { ValueEvidence } from './value-patterns';
 
@@ -54,6 +55,7 @@ export function proposeFromSamples(
   evidence: ReadonlyMap<string, ValueEvidence>,
 ): AgentProposal[] {
   const out: AgentProposal[] = [];
+  const { reading } = readTable(entity);
   for (const column of entity.columns) {
     const ev = evidence.get(column.name);
     if (ev === undefined) continue;
@@ -62,7 +64,8 @@ export function proposeFromSamples(
       column: column.name,
       category: ev.category as PiiCategory,
       confidence: Math.min(0.95, Math.round((0.6 + 0.35 * (ev.matched / ev.sampled)) * 100) / 100),
-      explanation: `${column.name}: ${line(ev)}`.slice(0, 300),
+      explanation: withReading(`${column.name}: ${line(ev)}`, reading),
+      reading,
     };
     out.push({
       change,

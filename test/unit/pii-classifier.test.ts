@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { classifyColumn, proposePiiTags, splitIdentifier, type ColumnCategory } from '../../judgment/pii-classifier';
+import {
+  classifyColumn,
+  proposePiiTags,
+  splitIdentifier,
+  withReading,
+  type ColumnCategory,
+} from '../../judgment/pii-classifier';
 import { typeFamily, type TypeFamily } from '../../judgment/sql-types';
 import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
 import { PiiTagChange } from '../../domain/proposal';
@@ -724,7 +730,9 @@ describe('proposePiiTags', () => {
       if (!column) throw new Error(change.column);
       const c = classifyColumn(column, e);
       expect(change.confidence).toBe(c.confidence);
-      expect(change.explanation).toBe(c.explanation);
+      expect(change.explanation).toBe(withReading(c.explanation, c.reading));
+      expect(change.reading).toBe('person');
+      expect(change.explanation).toContain('[table read as person]');
     }
   });
 

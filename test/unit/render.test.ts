@@ -236,6 +236,48 @@ describe('markdown report', () => {
 describe('html report', () => {
   const html = renderReportHtml(partial, { uiLink: 'http://localhost:8233/namespaces/default/workflows/x' });
 
+  test('groups PII tags by the table reading their proposer used, people first, unstated last', () => {
+    const tag = (
+      id: string,
+      column: string,
+      reading: 'person' | 'organisation' | undefined,
+      outcome: ReportProposal['outcome'],
+    ) =>
+      proposal({
+        id,
+        change: {
+          kind: 'pii_tag',
+          column,
+          category: 'phone',
+          confidence: 0.8,
+          explanation: `${column}: tokens "${column}"`,
+          ...(reading ? { reading } : {}),
+        },
+        outcome,
+      });
+    const out = renderReportHtml({
+      ...partial,
+      proposals: [
+        tag('t1', 'fax', 'organisation', 'rejected'),
+        tag('t2', 'phone', 'organisation', 'rejected'),
+        tag('t3', 'mobile', 'person', 'approved'),
+        tag('t4', 'cell', undefined, 'not_reviewed'),
+      ],
+    });
+    const groups = [
+      ...out.matchAll(/<details class="reading" data-reading="([^"]+)"><summary>([^<]+)<\/summary>/g),
+    ].map((m) => [m[1], m[2]]);
+    expect(groups).toEqual([
+      ['person', 'person rows — 1 tag: 1 approved, 0 rejected, 0 not reviewed'],
+      ['organisation', 'organisation rows — 2 tags: 0 approved, 2 rejected, 0 not reviewed'],
+      ['not stated', 'reading not stated — 1 tag: 0 approved, 0 rejected, 1 not reviewed'],
+    ]);
+    const org = out.slice(out.indexOf('data-reading="organisation"'), out.indexOf('data-reading="not stated"'));
+    expect(org).toContain('raw.customers.fax');
+    expect(org).toContain('raw.customers.phone');
+    expect(org).not.toContain('raw.customers.mobile');
+  });
+
   test('is one self-contained page: inline CSS and SVG, no script, no external asset or link', () => {
     expect(html.startsWith('<!DOCTYPE html>')).toBe(true);
     expect(html).toContain('<style>');
