@@ -24,6 +24,7 @@ import { renderReportMarkdown } from './render-markdown';
 import { renderReportHtml } from './render-html';
 import { followProgress, progressLine } from './progress';
 import { pendingReviews, renderPendingTable, reviewDecisions, sendDecisions, type ReviewDecision } from './review';
+import { addReviewServeCommand } from './review-server';
 import {
   OVERLAP,
   OVERLAP_NAMES,
@@ -794,6 +795,7 @@ export function buildProgram(): Command {
   };
   decide('approve');
   decide('reject');
+  addReviewServeCommand(review);
 
   program
     .command('fake-provider')

@@ -1,0 +1,403 @@
+// `argus review serve`: the review page over Node's http module. Access (client/review-access.ts) is checked
+// on every request before anything is read or sent; decisions go to the backend (client/review-inbox.ts) as
+// exactly the ids the page listed; every answer carries a strict CSP and no script.
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Command } from 'commander';
+import {
+  bindPolicy,
+  csrfMatches,
+  hostAllowed,
+  sameOrigin,
+  sessionCookie,
+  sessionIdOf,
+  SessionBook,
+  tokenMatches,
+  type Session,
+} from './review-access';
+import {
+  ReviewRefusal,
+  TASK_QUEUE_NAME,
+  temporalReviewBackend,
+  type RecordedDecisions,
+  type ReviewBackend,
+} from './review-inbox';
+import { REVIEW_CSS, renderInboxPage, renderLoginPage, renderMessagePage } from './review-page';
+import { openReviewDetails, type ReviewDetails } from './review-details';
+import { connectClient } from './connect';
+import { InputError } from './sweeps';
+import { defaultStateDir } from '../activities/paths';
+
+/** Sent with every answer: no script, no framing, no sniffing, no caching of a page that lists personal data. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy':
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  // Not no-referrer: under it a browser sends `Origin: null` with the page's own forms, and the Origin check fails.
+  'Referrer-Policy': 'same-origin',
+  'Cache-Control': 'no-store',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+  'Permissions-Policy': 'camera=(), microphone=(), geolocation=()',
+};
+
+/** A form is small (the sweep parks at most 500 proposals); anything bigger is not the page's. */
+const MAX_BODY_BYTES = 1_000_000;
+
+export interface ReviewServerOptions {
+  backend: ReviewBackend;
+  host: string;
+  /** 0: any free port. */
+  port: number;
+  /** Where ARGUS_REVIEW_TOKEN is read (default: this process's environment). */
+  env?: NodeJS.ProcessEnv;
+  /** Every decision is this person's (`--reviewer`); otherwise the page asks for a name. */
+  reviewer?: string;
+  log?: (line: string) => void;
+  now?: () => Date;
+}
+
+export interface ReviewServer {
+  url: string;
+  host: string;
+  port: number;
+  /** Whether the page asks for ARGUS_REVIEW_TOKEN. */
+  tokenRequired: boolean;
+  close(): Promise<void>;
+}
+
+class Refused extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function send(
+  res: http.ServerResponse,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+  type = 'text/html; charset=utf-8',
+): void {
+  res.writeHead(status, { ...SECURITY_HEADERS, 'Content-Type': type, ...headers });
+  res.end(body);
+}
+
+function readForm(req: http.IncomingMessage): Promise<URLSearchParams> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded')
+    return Promise.reject(new Refused(415, 'Not a form', 'this server takes only the page’s own forms'));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Refused(413, 'Too large', `a form of more than ${MAX_BODY_BYTES} bytes is not one this page sends`));
+        req.destroy();
+      } else chunks.push(c);
+    });
+    req.on('end', () => resolve(new URLSearchParams(Buffer.concat(chunks).toString('utf8'))));
+    req.on('error', reject);
+  });
+}
+
+/** The decision a form asks for: the button pressed (`act`) names the decision, the scope and the sweep section. */
+export function decisionOfForm(
+  form: URLSearchParams,
+  fixedReviewer?: string,
+): { sweepId: string; proposalIds: string[]; decision: 'approved' | 'rejected'; reviewer: string; note?: string } {
+  const act = form.get('act');
+  if (!act)
+    throw new Refused(400, 'No decision', 'press Approve or Reject: the form named no decision, nothing was sent');
+  let parts: string[];
+  try {
+    parts = act.split('|').map(decodeURIComponent);
+  } catch {
+    throw new Refused(400, 'Bad form', 'the decision button’s value is malformed: nothing was sent');
+  }
+  const [decision, scope, s, x] = parts;
+  if ((decision !== 'approved' && decision !== 'rejected') || !s || !/^\d+$/.test(s))
+    throw new Refused(400, 'Bad form', 'the decision button’s value is malformed: nothing was sent');
+  const sweepId = form.get(`sweep.${s}`);
+  if (!sweepId) throw new Refused(400, 'Bad form', 'the form names no sweep for that decision: nothing was sent');
+  let proposalIds: string[];
+  if (scope === 'one' && x) proposalIds = [x];
+  else if (scope === 'group' && x && /^\d+$/.test(x)) proposalIds = form.getAll(`group.${s}.${x}`);
+  else if (scope === 'selected') proposalIds = form.getAll(`pick.${s}`);
+  else throw new Refused(400, 'Bad form', 'the decision button’s value is malformed: nothing was sent');
+  if (proposalIds.length === 0)
+    throw new Refused(
+      400,
+      'Nothing selected',
+      scope === 'selected'
+        ? 'tick the proposals to decide before pressing “Approve selected” or “Reject selected”: nothing was sent'
+        : 'the form listed no proposal for that decision: nothing was sent',
+    );
+  const reviewer = fixedReviewer ?? (form.get('reviewer') ?? '').trim();
+  if (!reviewer)
+    throw new Refused(400, 'Who decides?', 'type your name: every decision records who made it. Nothing was sent');
+  const note = (form.get(`note.${s}`) ?? '').trim();
+  return { sweepId, proposalIds, decision, reviewer, ...(note ? { note } : {}) };
+}
+
+/**
+ * Serve the review page. Refuses (InputError) to bind off loopback without ARGUS_REVIEW_TOKEN. On loopback
+ * without a token every local browser gets a session; otherwise a browser must type the token first.
+ */
+export async function startReviewServer(opts: ReviewServerOptions): Promise<ReviewServer> {
+  const policy = bindPolicy(opts.host, opts.env ?? process.env);
+  if (!policy.ok) throw new InputError(policy.message);
+  const token = policy.token;
+  const sessions = new SessionBook();
+  /** Per session: what the sweeps recorded for it (newest first, a few) and the name it last decided as. */
+  const history = new Map<string, { recorded: RecordedDecisions[]; reviewer?: string }>();
+  const log = opts.log ?? (() => undefined);
+  const now = () => opts.now?.() ?? new Date();
+
+  /** The request's session, when it has one that passed the token check. */
+  const sessionOf = (req: http.IncomingMessage): Session | undefined => sessions.get(sessionIdOf(req.headers.cookie));
+
+  const loginPage = (res: http.ServerResponse, status: number, existing?: Session, message?: string) => {
+    const s = existing && !existing.authenticated ? existing : sessions.create(false);
+    send(res, status, renderLoginPage({ csrf: s.csrf, ...(message ? { message } : {}) }), {
+      'Set-Cookie': sessionCookie(s.id),
+    });
+  };
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (!hostAllowed(req.headers.host, policy.ok && policy.loopback))
+      throw new Refused(403, 'Wrong host', 'this review page answers only to a loopback name (127.0.0.1, localhost)');
+    const url = new URL(req.url ?? '/', 'http://review.invalid');
+    const route = `${req.method} ${url.pathname}`;
+
+    if (route === 'GET /review.css') return send(res, 200, REVIEW_CSS, {}, 'text/css; charset=utf-8');
+
+    if (req.method === 'POST' && !sameOrigin(req.headers as Parameters<typeof sameOrigin>[0]))
+      throw new Refused(
+        403,
+        'Refused',
+        'a form from another site (or one that hides its origin) is refused here: nothing was changed',
+      );
+
+    let session = sessionOf(req);
+    if (route === 'GET /' || route === 'GET /login') {
+      if (!session?.authenticated) {
+        if (token) {
+          // 401 with the token form: a request without the token sees nothing of the sweeps.
+          return loginPage(res, 401, session);
+        }
+        session = sessions.create(true);
+      }
+      if (url.pathname === '/login')
+        return send(res, 303, '', { Location: '/', 'Set-Cookie': sessionCookie(session.id) });
+      const inbox = await opts.backend.inbox();
+      const seen = history.get(session.id);
+      return send(
+        res,
+        200,
+        renderInboxPage({
+          inbox,
+          csrf: session.csrf,
+          now: now(),
+          ...(opts.reviewer ? { reviewer: opts.reviewer } : {}),
+          ...(seen ? { recorded: seen.recorded } : {}),
+          ...(seen?.reviewer ? { lastReviewer: seen.reviewer } : {}),
+        }),
+        { 'Set-Cookie': sessionCookie(session.id) },
+      );
+    }
+
+    if (route === 'POST /login') {
+      const form = await readForm(req);
+      if (!session || !csrfMatches(session, form.get('csrf') ?? undefined))
+        throw new Refused(
+          403,
+          'Refused',
+          'the form’s CSRF token does not match this session: reload the page and try again',
+        );
+      if (!token) return send(res, 303, '', { Location: '/' });
+      if (!tokenMatches(form.get('token') ?? undefined, token)) {
+        log('[review] a wrong access token was typed');
+        return loginPage(res, 401, session, 'That is not the access token: the page stays closed.');
+      }
+      // A new session id at login: an id planted before it is worth nothing after it.
+      sessions.drop(session.id);
+      const fresh = sessions.create(true);
+      return send(res, 303, '', { Location: '/', 'Set-Cookie': sessionCookie(fresh.id) });
+    }
+
+    if (route === 'POST /decide') {
+      if (!session?.authenticated)
+        throw new Refused(
+          401,
+          'Not signed in',
+          token
+            ? 'this review page needs its access token (ARGUS_REVIEW_TOKEN): open / and type it. Nothing was changed'
+            : 'this browser has no session on the review page: open / first. Nothing was changed',
+        );
+      const form = await readForm(req);
+      if (!csrfMatches(session, form.get('csrf') ?? undefined))
+        throw new Refused(
+          403,
+          'Refused',
+          'the form’s CSRF token does not match this session: reload the page. Nothing was changed',
+        );
+      const request = decisionOfForm(form, opts.reviewer);
+      let recorded: RecordedDecisions;
+      try {
+        recorded = await opts.backend.decide(request);
+      } catch (e) {
+        if (e instanceof ReviewRefusal) {
+          log(
+            `[review] refused ${request.decision} of ${request.proposalIds.length} in ${request.sweepId}: ${e.message}`,
+          );
+          throw new Refused(e.status, 'Refused', e.message);
+        }
+        throw e;
+      }
+      log(
+        `[review] ${recorded.reviewer} ${recorded.decision} ${recorded.accepted} of ${recorded.sweepId} ` +
+          `(${recorded.stillPending} still pending)`,
+      );
+      const mine = history.get(session.id) ?? { recorded: [] };
+      history.delete(session.id);
+      if (history.size >= 1000) history.delete(history.keys().next().value!);
+      history.set(session.id, { recorded: [recorded, ...mine.recorded].slice(0, 10), reviewer: recorded.reviewer });
+      return send(res, 303, '', { Location: '/' });
+    }
+
+    if (['/', '/login', '/decide', '/review.css'].includes(url.pathname))
+      throw new Refused(405, 'Not allowed', `${req.method} is not how this page is used`);
+    throw new Refused(404, 'Not found', `there is no ${url.pathname} here`);
+  }
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      if (res.headersSent) return res.destroy();
+      if (e instanceof Refused) {
+        const headers: Record<string, string> = e.status === 405 ? { Allow: 'GET, POST' } : {};
+        return send(res, e.status, renderMessagePage({ title: e.title, message: e.message }), headers);
+      }
+      log(`[review] error: ${(e as Error).stack ?? String(e)}`);
+      send(
+        res,
+        502,
+        renderMessagePage({
+          title: 'Temporal did not answer',
+          message: `the sweeps could not be read or decided (${((e as Error).message ?? String(e)).slice(0, 300)}). Nothing was changed; reload to try again.`,
+        }),
+      );
+    });
+  });
+  server.requestTimeout = 60_000;
+  server.headersTimeout = 20_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        e.code === 'EADDRINUSE' || e.code === 'EADDRNOTAVAIL' || e.code === 'EACCES'
+          ? new InputError(`cannot serve the review page on ${opts.host}:${opts.port}: ${e.code}`)
+          : e,
+      ),
+    );
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shown = opts.host.includes(':') && !opts.host.startsWith('[') ? `[${opts.host}]` : opts.host;
+  return {
+    url: `http://${shown}:${port}/`,
+    host: opts.host,
+    port,
+    tokenRequired: token !== undefined,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+interface ServeOptions {
+  host: string;
+  port: string;
+  reviewer?: string;
+  stateDir: string;
+  taskQueue?: string;
+}
+
+async function serve(o: ServeOptions): Promise<void> {
+  if (!/^\d+$/.test(o.port) || Number(o.port) > 65535)
+    throw new InputError(`--port must be a port number, got "${o.port}"`);
+  if (o.taskQueue !== undefined && !TASK_QUEUE_NAME.test(o.taskQueue))
+    throw new InputError(`--task-queue ${JSON.stringify(o.taskQueue)} has characters a visibility filter cannot hold`);
+  if (o.reviewer !== undefined && (!o.reviewer.trim() || o.reviewer.length > 200))
+    throw new InputError('--reviewer must name the person deciding (1 to 200 characters)');
+  // Checked before anything connects: off loopback without a token the server does not start at all.
+  const policy = bindPolicy(o.host, process.env);
+  if (!policy.ok) throw new InputError(policy.message);
+  const err = (line: string) => process.stderr.write(line + '\n');
+  const c = await connectClient();
+  let details: ReviewDetails | undefined;
+  try {
+    details = await openReviewDetails({ stateDir: o.stateDir, log: err });
+  } catch (e) {
+    err(`[review] evidence and catalog text will not be shown: ${(e as Error).message}`);
+  }
+  let server: ReviewServer | undefined;
+  try {
+    const backend = temporalReviewBackend({
+      client: c.client,
+      ...(details ? { details } : {}),
+      ...(o.taskQueue ? { taskQueue: o.taskQueue } : {}),
+    });
+    server = await startReviewServer({
+      backend,
+      host: o.host,
+      port: Number(o.port),
+      ...(o.reviewer ? { reviewer: o.reviewer.trim() } : {}),
+      log: err,
+    });
+    process.stdout.write(
+      `ARGUS review page on ${server.url} (${server.tokenRequired ? 'access token required' : 'loopback only, no token'}; ` +
+        `sweeps on ${c.address}, namespace ${c.namespace}). Ctrl-C stops it.\n`,
+    );
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+  } finally {
+    await server?.close();
+    await details?.close();
+    await c.close();
+  }
+}
+
+/** Register `argus review serve` in the `review` command group. */
+export function addReviewServeCommand(review: Command): void {
+  review
+    .command('serve')
+    .description(
+      'Serve a review page for data stewards: approve or reject what waits for people across running sweeps.',
+    )
+    .option('--host <host>', 'address to bind; off loopback needs ARGUS_REVIEW_TOKEN in this environment', '127.0.0.1')
+    .option('--port <port>', 'port (0: any free one)', '8377')
+    .option('--reviewer <name>', 'record every decision as this person (else the page asks for a name)')
+    .option(
+      '--state-dir <dir>',
+      "the workers' ARGUS state folder, for evidence and catalog text (the PostgreSQL store when ARGUS_STATE_URL is set)",
+      defaultStateDir(),
+    )
+    .option('--task-queue <queue>', 'only sweeps on this task queue')
+    .addHelpText(
+      'after',
+      '\nAccess: on loopback (the default) anyone on this machine may decide; on any other address the page asks ' +
+        'for ARGUS_REVIEW_TOKEN (set it in this environment; the server refuses to start without it).\n\n' +
+        'Examples:\n  argus review serve\n  ARGUS_REVIEW_TOKEN=$(openssl rand -hex 24) argus review serve --host 0.0.0.0 --port 8377',
+    )
+    .action(async (o: ServeOptions) => serve(o));
+}
