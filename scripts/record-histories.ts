@@ -1,11 +1,11 @@
-// Records histories of small real sweeps (plain, a model review whose quota runs out, model agents in batches) for
-// the replay test, named `<workflow>-<kind><tag>.binpb`; the manifest gains their workflow ids, and histories
+// Records histories of small real sweeps (plain, a model review whose quota runs out, model agents in batches, a
+// budget-fitted sweep, one that waits for people, and a plan) for the replay test, named `<workflow>-<kind><tag>.binpb`; the manifest gains their workflow ids, and histories
 // recorded before stay (each covers the code paths of its day: patched() keeps them replayable).
 // Usage: TEMPORAL_ADDRESS=127.0.0.1:7233 node scripts/run-ts.js scripts/record-histories.ts [tag, e.g. -2026-12-01]
 import { mkdtempSync, readFileSync, writeFileSync, copyFileSync, mkdirSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { createArgusWorker } from '../worker/create-worker';
@@ -40,12 +40,42 @@ async function main(): Promise<void> {
     // Replay needs the original workflow ids (child ids are derived from them).
     manifest[`${name}${tag}.binpb`] = wid;
   };
-  const record = async (kind: string, input: Record<string, unknown>) => {
+  const record = async (
+    kind: string,
+    input: Record<string, unknown>,
+    whileRunning?: (h: WorkflowHandle) => Promise<void>,
+  ) => {
     const wid = `sweep/record${kind}/${Date.now()}`;
     const h = await client.workflow.start('sweepWorkflow', { taskQueue, workflowId: wid, args: [input] });
+    await whileRunning?.(h);
     await h.result();
     await save(`sweep-workflow${kind}`, wid, h.firstExecutionRunId);
     await save(`arbiter-workflow${kind}`, arbiterWorkflowId(wid, 0));
+  };
+  /** People decide what waits for them: the first proposal rejected, the rest approved, in one update each. */
+  const decide = async (h: WorkflowHandle) => {
+    for (let i = 0; i < 600; i++) {
+      const p = await h.query<{ phase: string }>('progress');
+      if (p.phase === 'awaiting_review') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const pending = await h.query<{ proposalId: string }[]>('pendingReviews');
+    const d = (ids: string[], decision: string) => ({
+      decisions: ids.map((proposalId) => ({
+        proposalId,
+        decision,
+        reviewer: 'recorder',
+        time: new Date().toISOString(),
+      })),
+    });
+    const [first, ...rest] = pending.map((p) => p.proposalId);
+    if (first) await h.executeUpdate('review', { args: [d([first], 'rejected')] });
+    if (rest.length) await h.executeUpdate('review', { args: [d(rest, 'approved')] });
+  };
+  const copy = (name: string) => {
+    const f = path.join(stateDir, `${name}.json`);
+    copyFileSync(demo, f);
+    return f;
   };
   const endpoint = (scenario: string) => ({
     id: 'fake',
@@ -53,6 +83,8 @@ async function main(): Promise<void> {
     model: 'fake',
     apiKeyEnv: 'FAKE_KEY',
   });
+  const demo = path.join(stateDir, 'pristine.json');
+  copyFileSync(file, demo);
   await worker.runUntil(async () => {
     // Two pages per run and one page per execution: the recorded history covers children and continue-as-new.
     await record('', { catalog: { kind: 'file', path: file }, pageSize: 20, pagesPerRun: 2 });
@@ -71,6 +103,32 @@ async function main(): Promise<void> {
       agentBackend: 'model',
       endpoints: [endpoint('ok')],
     });
+    // A plan, then a sweep fitted to a budget that covers part of it (on copies of the unrepaired demo).
+    const planned = { catalog: { kind: 'file', path: copy('plan') }, review: 'model', agentBackend: 'rules' };
+    const pid = `sweep/record-plan/${Date.now()}`;
+    const plan = (await client.workflow.execute('planSweepWorkflow', {
+      taskQueue,
+      workflowId: pid,
+      args: [{ ...planned, endpoints: [{ ...endpoint('ok'), budget: { tokensPerDay: 1_000_000 } }] }],
+    })) as { needed: { tokens: number } };
+    await save('plan-workflow', pid);
+    // Half of what the plan needs: the sweep judges what fits, oldest-unreviewed first, and defers the rest.
+    const half = {
+      ...endpoint('ok'),
+      model: 'fake-half',
+      budget: { tokensPerDay: Math.round(plan.needed.tokens / 2) },
+    };
+    await record('-fit-budget', { ...planned, endpoints: [half], fitBudget: true });
+    // People decide: PII tags wait for them, one is rejected and the rest approved.
+    await record(
+      '-human-review',
+      {
+        catalog: { kind: 'file', path: copy('human') },
+        pageSize: 40,
+        humanReview: { kinds: ['pii_tag'], deadline: '1h' },
+      },
+      decide,
+    );
     writeFileSync(manifestFile, JSON.stringify(manifest, null, 2) + '\n');
     console.log(`recorded ${Object.keys(manifest).length} histories into ${out}`);
   });

@@ -27,7 +27,18 @@ test('the latest paths are covered: batched model agents and lead batches', () =
       return [id ? JSON.parse(Buffer.from(id).toString('utf8')).id : m.markerName];
     }),
   );
-  for (const patch of ['model-batches-v1', 'model-batches-lead-v1']) expect(markers).toContain(patch);
+  for (const patch of ['model-batches-v1', 'model-batches-lead-v1', 'incremental-v1']) expect(markers).toContain(patch);
+});
+
+test('a plan, a budget-fitted sweep and a sweep that waited for people are recorded too', () => {
+  for (const kind of ['plan-workflow', 'sweep-workflow-fit-budget', 'sweep-workflow-human-review'])
+    expect(files.some((f) => f.startsWith(kind))).toBe(true);
+  // The human-review history holds the people's decisions: review updates accepted by the sweep.
+  const human = files.filter((f) => f.startsWith('sweep-workflow-human-review'));
+  for (const f of human) {
+    const accepted = (decoded(f).events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    expect(accepted.length).toBeGreaterThan(0);
+  }
 });
 
 test.each(files)('replays %s with the current workflow code', async (f) => {
@@ -36,4 +47,16 @@ test.each(files)('replays %s with the current workflow code', async (f) => {
   await expect(
     Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, history, manifest[f]),
   ).resolves.toBeUndefined();
+});
+
+test('a workflow changed without a patch fails replay of a recorded history (the test can fail)', async () => {
+  installQuietRuntime();
+  const f = files.find((x) => x.startsWith('sweep-workflow'))!;
+  await expect(
+    Worker.runReplayHistory(
+      { workflowsPath: require.resolve('../fixtures/changed-workflows') },
+      decoded(f),
+      manifest[f],
+    ),
+  ).rejects.toThrow(/[Nn]ondetermin|DeterminismViolation/);
 });
