@@ -1,9 +1,10 @@
 // A throwaway PostgreSQL cluster for tests: initdb into a temp dir, a server on a free 127.0.0.1 port with its
 // unix socket in that dir, removed again on stop(). The binaries come from scripts/ensure-postgres.sh (the
 // system's, or a copy it provisions into .tools/postgres/). initdb and postgres refuse to run as root, so when
-// the tests run as root (here and in CI) the server processes run as `nobody`.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+// the tests run as root (here and in CI) the server processes run as `nobody`, who must reach the binaries
+// (the script copies them out of a 0700 home when it cannot) and the cluster's folder (clusterParent below).
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
@@ -27,18 +28,33 @@ export interface PgServer {
   stop(): Promise<void>;
 }
 
-let binDirCache: string | undefined;
+let binDirCache: string | Error | undefined;
 
-/** The bin folder scripts/ensure-postgres.sh settles on (provisioning it on first use). */
+/**
+ * The bin folder scripts/ensure-postgres.sh settles on (provisioning it on first use). Throws with the script's
+ * own account of what it tried and why it failed, so every test that needs PostgreSQL says it.
+ */
 export function postgresBinDir(): string {
-  binDirCache ??= execFileSync('bash', [path.join(ROOT, 'scripts', 'ensure-postgres.sh')], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  }).trim();
+  if (binDirCache === undefined) {
+    const script = path.join(ROOT, 'scripts', 'ensure-postgres.sh');
+    const run = spawnSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    if (run.status === 0 && run.stdout.trim()) {
+      if (run.stderr) process.stderr.write(run.stderr); // progress: an install, a copy out of reach of nobody
+      binDirCache = run.stdout.trim();
+    } else {
+      const why = (run.stderr || run.error?.message || '').trim() || `exit ${run.status ?? run.signal}`;
+      binDirCache = new Error(`no PostgreSQL for the tests (scripts/ensure-postgres.sh):\n${why}`);
+    }
+  }
+  if (binDirCache instanceof Error) throw binDirCache;
   return binDirCache;
 }
 
+/** The user initdb and postgres run as when the tests run as root; scripts/ensure-postgres.sh names the same. */
+const SERVER_USER = 'nobody';
+
 interface RunAs {
+  user: string;
   uid: number;
   gid: number;
   /** Prefix that makes a command run as that user. */
@@ -48,7 +64,7 @@ interface RunAs {
 /** As root: `nobody` via setpriv (which execs, so the pid we hold is postgres itself), else runuser. */
 function unprivileged(): RunAs | null {
   if (process.getuid?.() !== 0) return null;
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'nobody'], { encoding: 'utf8' }).trim());
+  const id = (flag: string) => Number(execFileSync('id', [flag, SERVER_USER], { encoding: 'utf8' }).trim());
   const uid = id('-u');
   const gid = id('-g');
   const hasSetpriv = (() => {
@@ -61,8 +77,56 @@ function unprivileged(): RunAs | null {
   })();
   const prefix = hasSetpriv
     ? ['setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--']
-    : ['runuser', '-u', 'nobody', '--'];
-  return { uid, gid, prefix };
+    : ['runuser', '-u', SERVER_USER, '--'];
+  return { user: SERVER_USER, uid, gid, prefix };
+}
+
+/** True when `runAs` may pass through (`-x`) or read (`-r`) `target`; asked as that user, so ACLs and groups count. */
+function reaches(runAs: RunAs, target: string, test: '-x' | '-r' = '-x'): boolean {
+  const [exe, ...args] = [...runAs.prefix, 'test', test, target];
+  return spawnSync(exe as string, args, { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * Why `runAs` cannot reach `target`: the first folder on the way it may not pass ("/root is mode 0700, owner
+ * root"), or `target` itself when it may not read it; null when it can.
+ */
+function whyUnreachable(runAs: RunAs, target: string): string | null {
+  const parts = path.resolve(target).split(path.sep).filter(Boolean);
+  let at = '';
+  for (const part of parts) {
+    at += path.sep + part;
+    let st;
+    try {
+      st = statSync(at);
+    } catch {
+      return `${at} does not exist`;
+    }
+    const last = at === path.resolve(target);
+    if (st.isDirectory() ? !reaches(runAs, at) : last && !reaches(runAs, at, '-r')) {
+      const mode = (st.mode & 0o7777).toString(8).padStart(4, '0');
+      return `${at} is mode ${mode}, owner ${st.uid === 0 ? 'root' : `uid ${st.uid}`}`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Where the cluster's folder goes: the system temp folder, unless the server user cannot pass through it (a
+ * TMPDIR under a 0700 home), then /var/tmp or /tmp. The folder is made by root and given to that user.
+ */
+function clusterParent(runAs: RunAs | null): string {
+  const candidates = [...new Set([os.tmpdir(), '/var/tmp', '/tmp'])];
+  if (!runAs) return candidates[0] as string;
+  const tried: string[] = [];
+  for (const dir of candidates) {
+    if (existsSync(dir) && reaches(runAs, dir)) return dir;
+    tried.push(whyUnreachable(runAs, dir) ?? `${dir} is not a folder ${runAs.user} can pass through`);
+  }
+  throw new Error(
+    `no folder for the PostgreSQL cluster that ${runAs.user} can reach (initdb and postgres run as ${runAs.user} ` +
+      `when the tests run as root); tried ${tried.join('; ')}; set TMPDIR to a folder ${runAs.user} can pass through`,
+  );
 }
 
 // PG* variables of the caller's shell would redirect psql or initdb elsewhere.
@@ -99,7 +163,7 @@ function tail(file: string, lines = 20): string {
 export async function startPostgres(): Promise<PgServer> {
   const binDir = postgresBinDir();
   const runAs = unprivileged();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'argus-pg-'));
+  const dir = mkdtempSync(path.join(clusterParent(runAs), 'argus-pg-'));
   const dataDir = path.join(dir, 'data');
   const env = cleanEnv();
   const cmd = (tool: string, args: string[]): [string, string[]] => {
@@ -120,9 +184,19 @@ export async function startPostgres(): Promise<PgServer> {
     ]);
     execFileSync(initdb, initArgs, { cwd: dir, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
     const e = err as { stderr?: string; stdout?: string; message: string };
-    throw new Error(`initdb failed (bin ${binDir}): ${e.stderr || e.stdout || e.message}`, { cause: err });
+    const output = e.stderr || e.stdout || e.message;
+    // scripts/ensure-postgres.sh checked the binaries; say where the server user is stopped all the same.
+    const blocked =
+      runAs && /permission denied/i.test(output)
+        ? [path.join(binDir, 'initdb'), dir].map((p) => whyUnreachable(runAs, p)).filter(Boolean)
+        : [];
+    const reach = blocked.length ? `; as ${runAs?.user}: ${blocked.join(', ')}` : '';
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(
+      `initdb${runAs ? ` as ${runAs.user}` : ''} failed (bin ${binDir}, data ${dataDir})${reach}: ${output}`,
+      { cause: err },
+    );
   }
 
   // A port taken between the probe and the bind makes the server exit at once: try fresh ports.
