@@ -9,10 +9,11 @@ import { catalogContext } from './catalog-access';
 import { faultPoint } from './fault-points';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 import { unsettledProposals } from './incremental-activities';
+import { countProposals } from './metrics';
 
 /** The no-model agents: judgment/ run over a page, proposals into the ledger. */
 export function createAgentActivities(deps: ActivityDeps) {
-  const { ledgerFor, catalogOf } = sweepContext(deps);
+  const { ledgerFor, catalogOf, metrics } = sweepContext(deps);
   return {
     /** Run one no-model agent over a page; proposals go to the ledger, the count to the history. */
     async runAgent(input: {
@@ -61,12 +62,10 @@ export function createAgentActivities(deps: ActivityDeps) {
           });
         }
       }
-      await ledger.writeProposals(
-        input.pageIndex,
-        input.agent,
-        await unsettledProposals(ledger, input.pageIndex, proposals),
-      );
+      const recorded = await unsettledProposals(ledger, input.pageIndex, proposals);
+      await ledger.writeProposals(input.pageIndex, input.agent, recorded);
       await ledger.writeFailures(input.pageIndex, input.agent, failures);
+      countProposals(metrics, recorded);
       return { proposals: proposals.length, failures: failures.slice(0, 20), failureCount: failures.length };
     },
   };

@@ -27,7 +27,7 @@ function selectionOf(ledger: SweepLedger, round: number): Promise<string[] | und
 
 /** Open the catalog a sweep names and read it page by page. */
 export function createCatalogActivities(deps: ActivityDeps) {
-  const { store, ledgerFor, catalogOf } = sweepContext(deps);
+  const { store, ledgerFor, catalogOf, metrics } = sweepContext(deps);
   return {
     /** Resolve and open the catalog and start the sweep's ledger. Raises InvalidCatalog (non-retryable). */
     async openCatalog(input: {
@@ -65,7 +65,7 @@ export function createCatalogActivities(deps: ActivityDeps) {
       firstPage?: number;
     }): Promise<{ ids: string[]; count: number; failures: EntityFailure[]; failureCount: number }> {
       const ledger = ledgerFor(input.ledgerKey);
-      const { catalog } = await catalogOf(ledger);
+      const { meta, catalog } = await catalogOf(ledger);
       // A budget-fitted sweep pages through the entities it chose; any other through the whole catalog.
       const ids = (await selectionOf(ledger, input.round ?? 0)) ?? (await catalog.snapshot()).ids;
       const at = input.pageIndex - (input.firstPage ?? 0);
@@ -92,6 +92,7 @@ export function createCatalogActivities(deps: ActivityDeps) {
       // Coverage before the sweep, page by page: each entity belongs to one page and only that page's write
       // touches it, so the sums are the catalog's figures without a pass over the whole catalog.
       await ledger.writeStats(input.pageIndex, 'before', catalogStats(entities));
+      metrics.entitiesJudged(meta.catalogRef.kind, entities.length);
       // The history carries counts, not a page's ids: a 100,000-entity sweep would otherwise put megabytes in it.
       return {
         ids: input.withIds ? entities.map((e) => e.id) : [],

@@ -4,7 +4,7 @@ import type { AgentName, Proposal, ProposalChange } from '../domain/proposal';
 import type { EndpointConfig } from '../domain/sweep';
 import { FailureType } from '../domain/ids';
 import { proposalId } from '../domain/digest';
-import { BudgetExhaustedError, ProviderError } from '../llm/errors';
+import { BudgetExhaustedError, ProviderBurstError, ProviderError } from '../llm/errors';
 import { Pacer } from '../llm/pacer';
 import type { SweepLedger, ModelCallRecord } from './ledger';
 import { storeOf, type ActivityDeps } from './sweep-context';
@@ -26,6 +26,7 @@ import { loadNeighbours } from './neighbours';
 import { endpointRooms, estimateNeeds, fitPlan, oldestUnreviewedFirst, refit, type SweepPlan } from './plan';
 import { judgmentSettingsOf, parseSweepInput } from '../domain/sweep';
 import { previewChanges, unsettledProposals } from './incremental-activities';
+import { countProposals, noMetrics, type ModelTask, type RetireReason, type SweepMetrics } from './metrics';
 
 /**
  * Endpoints this worker has seen exhausted, per sweep: a sibling activity of the same sweep fails at once
@@ -90,11 +91,41 @@ function slotFor(sweepId: string, endpoint: EndpointConfig): Semaphore {
   return s;
 }
 
+/** How a failed call is counted: `(sweep, endpoint, error)`. */
+type FailureCount = (sweepId: string, endpoint: EndpointConfig, err: ProviderError) => void;
+
+/**
+ * Failed calls counted by kind; one the workflow's rotation retires the endpoint for (a spent budget, a burst on
+ * the last attempt the retry policy allows) counts as a retirement too, once per sweep and endpoint.
+ */
+function failureCounter(metrics: SweepMetrics): FailureCount {
+  const counted = new Set<string>();
+  const retire = (sweepId: string, endpointId: string, reason: RetireReason) => {
+    const key = `${sweepId}\u0000${endpointId}`;
+    if (counted.has(key)) return;
+    if (counted.size >= MAX_SWEEPS_REMEMBERED * 4) counted.delete(counted.values().next().value as string);
+    counted.add(key);
+    metrics.endpointRetired(endpointId, reason);
+  };
+  return (sweepId, endpoint, err) => {
+    metrics.modelCallFailed(endpoint.id, err.kind);
+    if (err instanceof BudgetExhaustedError) {
+      metrics.endpointExhausted(endpoint.id, err.window ?? 'unknown');
+      retire(sweepId, endpoint.id, 'exhausted');
+    } else if (err instanceof ProviderBurstError) {
+      const { attempt, retryPolicy } = Context.current().info;
+      const max = retryPolicy?.maximumAttempts;
+      if (max && attempt >= max) retire(sweepId, endpoint.id, 'persistent_throttling');
+    }
+  };
+}
+
 async function withProviderErrors<T>(
   sweepId: string,
   endpoint: EndpointConfig,
   retired: string[],
   fleet: FleetGate | undefined,
+  countFailure: FailureCount,
   fn: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   // Every activity heartbeats while it runs (activities/heartbeat.ts), queueing and pacing waits included; the
@@ -127,6 +158,7 @@ async function withProviderErrors<T>(
         requestId: err.requestId,
         body: err.body,
       });
+      countFailure(sweepId, endpoint, err);
       if (err instanceof BudgetExhaustedError) {
         rememberExhausted(sweepId, endpoint.id, err.toDetails());
         await fleet
@@ -147,6 +179,8 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
   const fleet = store.fleet;
   const pacer = new Pacer(fleet);
   const env = deps.env ?? process.env;
+  const metrics = deps.metrics ?? noMetrics;
+  const countFailure = failureCounter(metrics);
   // What batch answers take of their output reserve, per model and agent: as this worker has seen them, and as the
   // state store holds them (an earlier run's, another worker's).
   const calibration = new OutputCalibration();
@@ -207,6 +241,10 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
     onWait: () => Context.current().heartbeat(),
     onUsage: (t) => {
       onUsage(t);
+      // What the answer's x-ratelimit headers said is left (the pacer keeps it under the provider key).
+      const left = pacer.known(paceKey(endpoint));
+      if (left?.remainingTokens != null) metrics.quotaRemaining(endpoint.id, 'tokens', left.remainingTokens);
+      if (left?.remainingRequests != null) metrics.quotaRemaining(endpoint.id, 'requests', left.remainingRequests);
       // Across sweeps, per provider key and day: what the next plan subtracts from a declared budget.
       void store.usage
         .add(paceKey(endpoint), usageDay(), t.promptTokens + t.completionTokens, 1)
@@ -382,6 +420,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       const neighbours =
         input.agent === 'description-drafter' ? await loadNeighbours(catalog, entities, ctx) : undefined;
       const usage = callLog(
+        metrics,
         ledger,
         input.pageIndex,
         input.agent,
@@ -390,7 +429,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
         entities.length,
       );
       const r = await usage.around(() =>
-        withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, (signal) =>
+        withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, countFailure, (signal) =>
           proposeBatchWithModel(
             input.agent,
             entities.map((entity) => ({ entity, ...(neighbours ? { neighbours } : {}) })),
@@ -406,11 +445,9 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       const proposals = [...r.byEntity].flatMap(([entityId, changes]) =>
         proposalsOf(meta, input.agent, entityId, input.endpoint, changes),
       );
-      await ledger.writeProposals(
-        input.pageIndex,
-        `${input.agent}-batch-${input.batch}`,
-        await unsettledProposals(ledger, input.pageIndex, proposals),
-      );
+      const recorded = await unsettledProposals(ledger, input.pageIndex, proposals);
+      await ledger.writeProposals(input.pageIndex, `${input.agent}-batch-${input.batch}`, recorded);
+      countProposals(metrics, recorded);
       const count = proposals.length;
       // An entity the catalog could not give back is missing too: alone, it fails with its own error.
       const read = new Set(entities.map((e) => e.id));
@@ -439,6 +476,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       const wanted = new Set(Object.values(input.passed).flat());
       const proposals = (await ledger.proposals(input.pageIndex)).filter((p) => wanted.has(p.id));
       const usage = callLog(
+        metrics,
         ledger,
         input.pageIndex,
         'review',
@@ -447,7 +485,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
         entities.length,
       );
       const r = await usage.around(() =>
-        withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, (signal) =>
+        withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, countFailure, (signal) =>
           reviewBatchWithModel({
             items: entities.map((entity) => ({ entity, neighbours })),
             ctx,
@@ -462,6 +500,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       // here: reviewed alone, it is recorded as `model-<entity>`, so no proposal is in both (no tag of one is the
       // other's).
       await ledger.putOutcomes(input.pageIndex, 'model', `review-batch-${input.batch}`, r.outcomes);
+      metrics.verdicts('model', r.outcomes);
       const read = new Set(entities.map((e) => e.id));
       return {
         approved: r.outcomes.filter((o) => o.decision === 'approved').length,
@@ -486,18 +525,16 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       refuseIfExhausted(input.sweepId, input.endpoint, input.retired);
       const describing = input.agent === 'description-drafter';
       const { ledger, meta, ctx, entity, neighbours } = await open(input.ledgerKey, input.entityId, describing);
-      const usage = callLog(ledger, input.pageIndex, input.agent, input.endpoint.id, entity.id);
+      const usage = callLog(metrics, ledger, input.pageIndex, input.agent, input.endpoint.id, entity.id);
       const changes = await usage.around(() =>
-        withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, (signal) =>
+        withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, countFailure, (signal) =>
           proposeWithModel(input.agent, entity, ctx, callOptions(input.endpoint, signal, usage.record), neighbours),
         ),
       );
       const proposals = proposalsOf(meta, input.agent, entity.id, input.endpoint, changes);
-      await ledger.writeProposals(
-        input.pageIndex,
-        `${input.agent}--${input.entityId}`,
-        await unsettledProposals(ledger, input.pageIndex, proposals),
-      );
+      const recorded = await unsettledProposals(ledger, input.pageIndex, proposals);
+      await ledger.writeProposals(input.pageIndex, `${input.agent}--${input.entityId}`, recorded);
+      countProposals(metrics, recorded);
       return { proposals: proposals.length };
     },
 
@@ -515,9 +552,9 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       const wanted = new Set(input.proposalIds);
       const { ledger, ctx, entity, neighbours } = await open(input.ledgerKey, input.entityId, true);
       const proposals = (await ledger.proposals(input.pageIndex)).filter((p) => wanted.has(p.id));
-      const usage = callLog(ledger, input.pageIndex, 'review', input.endpoint.id, entity.id);
+      const usage = callLog(metrics, ledger, input.pageIndex, 'review', input.endpoint.id, entity.id);
       const outcomes = await usage.around(() =>
-        withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, (signal) =>
+        withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, countFailure, (signal) =>
           reviewWithModel({
             entity,
             ctx,
@@ -528,6 +565,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
         ),
       );
       await ledger.putOutcomes(input.pageIndex, 'model', `model-${input.entityId}`, outcomes);
+      metrics.verdicts('model', outcomes);
       return {
         approved: outcomes.filter((o) => o.decision === 'approved').length,
         rejected: outcomes.filter((o) => o.decision === 'rejected').length,
@@ -543,16 +581,20 @@ export type ModelActivities = ReturnType<typeof createModelActivities>;
  * names the entity, or the batch (`batch-<n>`, with `entities` entities in the call).
  */
 function callLog(
+  metrics: SweepMetrics,
   ledger: SweepLedger,
   pageIndex: number,
-  agent: string,
+  agent: ModelTask,
   endpoint: string,
   entityId: string,
   entities = 1,
 ) {
   const calls: ModelCallRecord[] = [];
   return {
-    record: (t: TokenCount) => calls.push({ agent, endpoint, entityId, ...(entities > 1 ? { entities } : {}), ...t }),
+    record: (t: TokenCount) => {
+      calls.push({ agent, endpoint, entityId, ...(entities > 1 ? { entities } : {}), ...t });
+      metrics.modelCall(endpoint, agent, t);
+    },
     /** Completion tokens of the calls recorded so far. */
     completionTokens: () => calls.reduce((n, c) => n + c.completionTokens, 0),
     async around<T>(fn: () => Promise<T>): Promise<T> {

@@ -17,7 +17,7 @@ export const heldForPeople = (o: Outcome): boolean =>
 
 /** The mechanical gate over a page, what waits for people, and outcomes decided in the workflow. */
 export function createReviewActivities(deps: ActivityDeps) {
-  const { ledgerFor, catalogOf } = sweepContext(deps);
+  const { ledgerFor, catalogOf, metrics } = sweepContext(deps);
   return {
     /**
      * The mechanical gate over a page's proposals. In mechanical mode its decision is final; in model mode
@@ -61,6 +61,7 @@ export function createReviewActivities(deps: ActivityDeps) {
         }
       }
       await ledger.putOutcomes(input.pageIndex, 'gate', 'gate', outcomes);
+      metrics.verdicts('gate', outcomes);
       return { approved, rejected, passed };
     },
 
@@ -115,7 +116,7 @@ export function createReviewActivities(deps: ActivityDeps) {
       const room = Math.max(0, input.room);
       const parked = held.slice(0, room);
       const overflow = held.slice(room);
-      await ledger.putOutcomes(input.pageIndex, 'awaiting', 'awaiting', [
+      const waiting: Outcome[] = [
         ...parked.map((p) => ({
           proposalId: p.id,
           decision: 'not_reviewed' as const,
@@ -128,7 +129,9 @@ export function createReviewActivities(deps: ActivityDeps) {
           reason: `${QUEUE_FULL}${input.limit} proposals wait for people)`,
           reviewer: 'none',
         })),
-      ]);
+      ];
+      await ledger.putOutcomes(input.pageIndex, 'awaiting', 'awaiting', waiting);
+      metrics.verdicts('awaiting_people', waiting);
       return {
         parked: parked.map((p) => ({
           proposalId: p.id,
@@ -150,6 +153,7 @@ export function createReviewActivities(deps: ActivityDeps) {
     }): Promise<number> {
       const stage = input.tag === 'not-reviewed' ? 'not-reviewed' : 'human';
       await ledgerFor(input.ledgerKey).putOutcomes(input.pageIndex, stage, input.tag, input.outcomes);
+      metrics.verdicts(stage === 'human' ? 'human' : 'model_unavailable', input.outcomes);
       return input.outcomes.length;
     },
   };

@@ -1,6 +1,7 @@
 import type { CatalogAdapterFactory } from '../catalog/adapter';
 import type { SweepLedger } from './ledger';
 import { fileStateStore, type StateStore } from './state-store';
+import { noMetrics, type SweepMetrics } from './metrics';
 
 export interface ActivityDeps {
   /** The local state folder: the file store's home, the demo catalog's copy, dbt write records. */
@@ -9,6 +10,8 @@ export interface ActivityDeps {
   store?: StateStore;
   /** Opens the catalog a sweep input names (catalog/): activities never construct a catalog themselves. */
   catalogs: CatalogAdapterFactory;
+  /** Where activities count their work for operators (activities/metrics.ts); absent: nothing is counted. */
+  metrics?: SweepMetrics;
 }
 
 const fileStores = new Map<string, StateStore>();
@@ -21,13 +24,14 @@ export function storeOf(deps: Pick<ActivityDeps, 'stateDir' | 'store'>): StateSt
   return s;
 }
 
-/** What every sweep activity needs: the sweep's ledger, and its catalog opened through the adapter factory. */
+/** What every sweep activity needs: the sweep's ledger, its catalog opened through the adapter factory, the counters. */
 export function sweepContext(deps: ActivityDeps) {
   const store = storeOf(deps);
+  const metrics = deps.metrics ?? noMetrics;
   const ledgerFor = (key: string) => store.ledger(key);
   async function catalogOf(ledger: SweepLedger) {
     const meta = await ledger.meta();
     return { meta, catalog: await deps.catalogs(meta.catalogRef) };
   }
-  return { store, ledgerFor, catalogOf };
+  return { store, ledgerFor, catalogOf, metrics };
 }

@@ -5,6 +5,9 @@ import { defaultStateDir } from '../activities/paths';
 
 const intFromEnv = (min: number, max: number) =>
   z.string().regex(/^\d+$/, 'a whole number').transform(Number).pipe(z.number().int().min(min).max(max));
+/** An optional setting that an empty value leaves unset (compose passes `${VAR:-}` through as ""). */
+const unsetIfEmpty = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
 /** Worker settings from the environment, parsed once. API keys are read later, by name, only where a call is made. */
 export const WorkerEnv = z.object({
@@ -27,6 +30,14 @@ export const WorkerEnv = z.object({
     .regex(/^\d+(\.\d+)?$/, 'a number')
     .transform(Number)
     .optional(),
+  /** Serve Prometheus metrics (ARGUS's `argus_*` and the SDK's `temporal_*`) at /metrics on this port. */
+  ARGUS_METRICS_PORT: unsetIfEmpty(intFromEnv(1, 65535)),
+  /** Where the metrics port listens: every interface by default, since Prometheus scrapes from elsewhere. */
+  ARGUS_METRICS_HOST: unsetIfEmpty(
+    z.string().regex(/^[A-Za-z0-9.:[\]-]{1,253}$/, 'a host name or an IP address (e.g. 0.0.0.0, 127.0.0.1, ::)'),
+  ),
+  /** OpenTelemetry tracing (off unless set): the OTLP/HTTP collector base URL, e.g. http://otel-collector:4318. */
+  ARGUS_OTEL_ENDPOINT: unsetIfEmpty(z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' })),
 });
 
 export interface WorkerConfig {
@@ -35,8 +46,22 @@ export interface WorkerConfig {
   maxConcurrentActivityTaskExecutions?: number;
   maxConcurrentWorkflowTaskExecutions?: number;
   maxTaskQueueActivitiesPerSecond?: number;
+  /** Prometheus metrics at http://host:port/metrics; absent: none served. */
+  metrics?: { port: number; host: string };
+  /** OpenTelemetry traces sent to this OTLP/HTTP traces URL; absent: no tracing. */
+  tracing?: { tracesUrl: string };
   namespace: string;
   connection: ReturnType<typeof loadClientConnectConfig>['connectionOptions'];
+}
+
+/** Prometheus scrapes from another host, so the metrics port listens on every interface unless told otherwise. */
+export const DEFAULT_METRICS_HOST = '0.0.0.0';
+
+/** The traces URL of an OTLP/HTTP collector: its base URL plus `/v1/traces`, unless the path already says it. */
+export function otlpTracesUrl(endpoint: string): string {
+  const u = new URL(endpoint);
+  if (!u.pathname.endsWith('/v1/traces')) u.pathname = `${u.pathname.replace(/\/+$/, '')}/v1/traces`;
+  return u.toString();
 }
 
 export class ConfigError extends Error {
@@ -57,6 +82,10 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     maxConcurrentActivityTaskExecutions: r.data.ARGUS_MAX_CONCURRENT_ACTIVITIES,
     maxConcurrentWorkflowTaskExecutions: r.data.ARGUS_MAX_CONCURRENT_WORKFLOW_TASKS,
     maxTaskQueueActivitiesPerSecond: r.data.ARGUS_TASK_QUEUE_ACTIVITIES_PER_SECOND,
+    ...(r.data.ARGUS_METRICS_PORT !== undefined
+      ? { metrics: { port: r.data.ARGUS_METRICS_PORT, host: r.data.ARGUS_METRICS_HOST ?? DEFAULT_METRICS_HOST } }
+      : {}),
+    ...(r.data.ARGUS_OTEL_ENDPOINT ? { tracing: { tracesUrl: otlpTracesUrl(r.data.ARGUS_OTEL_ENDPOINT) } } : {}),
     namespace: c.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
     connection: {
       ...c.connectionOptions,

@@ -7,6 +7,7 @@ import { bundledDemoCatalog } from '../activities/paths';
 import { createCatalogs } from '../catalog';
 import type { WorkerConfig } from './config';
 import { openStateStore, type StateStore } from '../activities/state-store';
+import type { WorkerTelemetry } from './telemetry';
 
 /** Workflow code: the compiled folder when running from dist, the sources otherwise. */
 function workflowsPath(): string {
@@ -29,6 +30,8 @@ export interface ArgusWorkerOptions {
   env?: NodeJS.ProcessEnv;
   /** Where sweep state lives; absent: opened from the environment (ARGUS_STATE_URL, else the state folder). */
   store?: StateStore;
+  /** ARGUS's counters and tracing (worker/telemetry.ts, started before the connection); absent: neither. */
+  telemetry?: Pick<WorkerTelemetry, 'metrics' | 'tracing'>;
 }
 
 /** Build an ARGUS worker: every workflow and activity, on the configured task queue. */
@@ -36,6 +39,8 @@ export async function createArgusWorker(opts: ArgusWorkerOptions): Promise<Worke
   const c = opts.config;
   const env = opts.env ?? process.env;
   const store = opts.store ?? (await openStateStore({ stateDir: c.stateDir, env }));
+  const metrics = opts.telemetry?.metrics;
+  const tracing = opts.telemetry?.tracing;
   return Worker.create({
     connection: opts.connection,
     namespace: c.namespace,
@@ -50,8 +55,14 @@ export async function createArgusWorker(opts: ArgusWorkerOptions): Promise<Worke
         env,
       }),
       env,
+      ...(metrics ? { metrics } : {}),
     }),
-    interceptors: { activity: [heartbeatInterceptor] },
+    interceptors: {
+      activity: [heartbeatInterceptor, ...(tracing?.activityInterceptors ?? [])],
+      // A prebuilt bundle carries its workflow interceptors already (worker/tracing.ts, TRACING_WORKFLOW_MODULES).
+      ...(tracing && !opts.workflowBundle ? { workflowModules: [...tracing.workflowModules] } : {}),
+    },
+    ...(tracing ? { sinks: tracing.sinks } : {}),
     ...(c.maxConcurrentActivityTaskExecutions
       ? { maxConcurrentActivityTaskExecutions: c.maxConcurrentActivityTaskExecutions }
       : {}),

@@ -9,7 +9,7 @@ import {
   type Worker,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
-import { createArgusWorker } from '../../worker/create-worker';
+import { createArgusWorker, type ArgusWorkerOptions } from '../../worker/create-worker';
 import type { Client, Connection } from '@temporalio/client';
 import { connectTestClient, testAddress, uniqueId, TEST_NAMESPACE } from './temporal-env';
 import type { CatalogFile } from '../../domain/catalog';
@@ -44,12 +44,16 @@ export interface TestWorker {
   stop(): Promise<void>;
 }
 
-/** A real worker on the test server, on its own task queue, with a fresh state folder (or the one given). */
+/**
+ * A real worker on the test server, on its own task queue, with a fresh state folder (or the one given);
+ * `telemetry`: counters and tracing from worker/telemetry.ts (started before this call).
+ */
 export async function startTestWorker(
   bundle: WorkflowBundleWithSourceMap,
   taskQueue: string,
   env: NodeJS.ProcessEnv = process.env,
   stateDir: string = mkdtempSync(path.join(os.tmpdir(), 'argus-state-')),
+  telemetry?: ArgusWorkerOptions['telemetry'],
 ): Promise<TestWorker> {
   installQuietRuntime();
   const connection = await NativeConnection.connect({ address: testAddress() });
@@ -58,6 +62,7 @@ export async function startTestWorker(
     connection,
     workflowBundle: bundle,
     env,
+    ...(telemetry ? { telemetry } : {}),
   });
   const run = worker.run();
   let closed = false;
