@@ -4,7 +4,7 @@ import { FailureType, catalogKey } from '../domain/ids';
 import { digest64 } from '../domain/digest';
 import { CatalogError, type CatalogAdapter, type CatalogIdentity } from '../catalog/adapter';
 import { createCatalogContext, type CatalogContext } from '../judgment/catalog-context';
-import { SweepStateMissing } from './ledger';
+import { SweepStateMissing } from '../state/file/ledger';
 
 /** One audit log per catalog: named after the catalog, keyed by its identity (for a file, its absolute path). */
 export function auditFileFor(stateDir: string, identity: CatalogIdentity, catalogName: string): string {

@@ -14,10 +14,10 @@ import {
   type MemoryEntry,
   type MemoryRead,
   type RememberedDecision,
-} from './memory';
+} from '../state/memory';
 import { sweepContext, type ActivityDeps } from './sweep-context';
-import type { StateStore } from './state-store';
-import type { SweepLedger } from './ledger';
+import type { StateStore } from '../state/store';
+import type { SweepLedger } from '../state/file/ledger';
 import { heldForPeople } from './review-activities';
 
 /** Entities read at once while fingerprinting a catalog. */

@@ -1,8 +1,8 @@
 import { log } from '@temporalio/activity';
 import type { RepairRequest } from '../catalog/adapter';
 import { catalogStats } from '../judgment/catalog-stats';
-import type { AuditEntry } from './audit-log';
-import type { PageWrites, WriteRecord } from './ledger';
+import type { AuditEntry } from '../state/file/audit-log';
+import type { PageWrites, WriteRecord } from '../state/file/ledger';
 import { faultPoint } from './fault-points';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 

@@ -6,7 +6,7 @@ import { heartbeatInterceptor } from '../activities/heartbeat';
 import { bundledDemoCatalog } from '../activities/paths';
 import { createCatalogs } from '../catalog';
 import type { WorkerConfig } from './config';
-import { openStateStore, type StateStore } from '../activities/state-store';
+import { openStateStore, type StateStore } from '../state/store';
 
 /** Workflow code: the compiled folder when running from dist, the sources otherwise. */
 function workflowsPath(): string {

@@ -8,7 +8,7 @@ import { planSweep, runSweep, useArgusWorker } from '../support/argus-worker';
 import { loadSql, startPostgres, type PgServer } from '../support/postgres';
 import { SK } from '../support/fake-secrets';
 import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
-import { fileStateStore, usageDay } from '../../activities/state-store';
+import { fileStateStore, usageDay } from '../../state/store';
 import { paceKey } from '../../llm/client';
 import { PLAN_MARGIN } from '../../activities/plan';
 import type { EndpointConfig, SweepInput } from '../../domain/sweep';

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { AuditLog, type AuditEntry } from '../../activities/audit-log';
+import { AuditLog, type AuditEntry } from '../../state/file/audit-log';
 
 const write = (proposalId: string, sweepId = 's1'): Extract<AuditEntry, { type: 'write' }> => ({
   type: 'write',

@@ -3,11 +3,11 @@ import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Pool, type PoolClient } from 'pg';
-import type { EntityFailure, Outcome, Proposal } from '../domain/proposal';
-import { catalogKey } from '../domain/ids';
-import { digest64 } from '../domain/digest';
-import type { CatalogIdentity } from '../catalog/adapter';
-import type { AppliedBy, AuditEntry } from './audit-log';
+import type { EntityFailure, Outcome, Proposal } from '../../domain/proposal';
+import { catalogKey } from '../../domain/ids';
+import { digest64 } from '../../domain/digest';
+import type { CatalogIdentity } from '../../catalog/adapter';
+import type { AppliedBy, AuditEntry } from '../file/audit-log';
 import {
   byRound,
   mergeOutcomes,
@@ -22,9 +22,9 @@ import {
   type SweepLedger,
   type SweepMeta,
   type WriteRecord,
-} from './ledger';
-import { safeName } from './paths';
-import { MEMORY_VERSION, type MemoryBook, type MemoryEntry, type MemoryRead } from './memory';
+} from '../file/ledger';
+import { safeName } from '../../activities/paths';
+import { MEMORY_VERSION, type MemoryBook, type MemoryEntry, type MemoryRead } from '../memory';
 import {
   CALIBRATION_KEYS,
   type AuditTrail,
@@ -33,7 +33,7 @@ import {
   type PaceBudget,
   type StateStore,
   type UsageBook,
-} from './state-store';
+} from '../store';
 
 /**
  * The PostgreSQL state store: every worker of a fleet reads and writes one sweep state, whichever machine it

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { CatalogIdentity } from '../catalog/adapter';
-import { readJson, safeName, writeFileAtomic } from './paths';
+import { readJson, safeName, writeFileAtomic } from '../activities/paths';
 
 /** The memory format this ARGUS writes; memory written by a newer one is not trusted (judged anew, rewritten). */
 export const MEMORY_VERSION = 1;

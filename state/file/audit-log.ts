@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { Decision, ProposalChange } from '../domain/proposal';
-import type { AuditTrail } from './state-store';
+import type { Decision, ProposalChange } from '../../domain/proposal';
+import type { AuditTrail } from '../store';
 
 /** One line of the append-only audit log. `write` lines carry before/after so a sweep can be undone. */
 export type AuditEntry =

@@ -1,11 +1,11 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Outcome, Proposal, EntityFailure } from '../domain/proposal';
-import type { CatalogRef } from '../domain/sweep';
-import { readJson, safeName, writeFileAtomic } from './paths';
+import type { Outcome, Proposal, EntityFailure } from '../../domain/proposal';
+import type { CatalogRef } from '../../domain/sweep';
+import { readJson, safeName, writeFileAtomic } from '../../activities/paths';
 import type { AuditEntry } from './audit-log';
-import type { CatalogStats } from '../judgment/catalog-stats';
+import type { CatalogStats } from '../../judgment/catalog-stats';
 
 export type WriteRecord = Extract<AuditEntry, { type: 'write' }>;
 

@@ -1,10 +1,10 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { CatalogIdentity } from '../catalog/adapter';
-import { AuditLog, type AppliedBy, type AuditEntry } from './audit-log';
-import { auditFileFor } from './catalog-access';
-import { FileLedger, type StoreKind, type SweepLedger, type SweepMeta } from './ledger';
-import { readJson, safeName, writeFileAtomic } from './paths';
+import { AuditLog, type AppliedBy, type AuditEntry } from './file/audit-log';
+import { auditFileFor } from '../activities/catalog-access';
+import { FileLedger, type StoreKind, type SweepLedger, type SweepMeta } from './file/ledger';
+import { readJson, safeName, writeFileAtomic } from '../activities/paths';
 import { fileMemory, type MemoryBook } from './memory';
 
 /** The audit trail of one catalog: append-only lines, the applied-proposal index, which pages are fully logged. */
@@ -205,6 +205,6 @@ export async function openStateStore(opts: { stateDir: string; env?: NodeJS.Proc
   const env = opts.env ?? process.env;
   const url = env.ARGUS_STATE_URL;
   if (!url) return fileStateStore(opts.stateDir);
-  const { openPgStateStore } = await import('./pg-state');
+  const { openPgStateStore } = await import('./postgres/store');
   return openPgStateStore(url, env.ARGUS_STATE_SCHEMA ? { schema: env.ARGUS_STATE_SCHEMA } : {});
 }
