@@ -15,9 +15,8 @@ import {
   type MemoryRead,
   type RememberedDecision,
 } from '../state/memory';
+import type { StateStore, SweepLedger } from '../state/store';
 import { sweepContext, type ActivityDeps } from './sweep-context';
-import type { StateStore } from '../state/store';
-import type { SweepLedger } from '../state/file/ledger';
 import { heldForPeople } from './review-activities';
 
 /** Entities read at once while fingerprinting a catalog. */

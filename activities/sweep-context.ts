@@ -1,6 +1,6 @@
 import type { CatalogAdapterFactory } from '../catalog/adapter';
-import type { SweepLedger } from '../state/file/ledger';
-import { fileStateStore, type StateStore } from '../state/store';
+import type { SweepLedger, StateStore } from '../state/store';
+import { fileStateStore } from '../state/file/store';
 
 export interface ActivityDeps {
   /** The local state folder: the file store's home, the demo catalog's copy, dbt write records. */

@@ -1,8 +1,7 @@
 import type { CatalogAdapterFactory } from '../catalog/adapter';
 import { createCatalogs } from '../catalog';
-import type { AuditEntry } from '../state/file/audit-log';
-import type { WriteRecord } from '../state/file/ledger';
-import { fileStateStore, type StateStore } from '../state/store';
+import type { AuditEntry, WriteRecord, StateStore } from '../state/store';
+import { fileStateStore } from '../state/file/store';
 import { bundledDemoCatalog } from './paths';
 import { memoryKeyOf } from '../state/memory';
 

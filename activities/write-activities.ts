@@ -1,8 +1,7 @@
 import { log } from '@temporalio/activity';
 import type { RepairRequest } from '../catalog/adapter';
 import { catalogStats } from '../judgment/catalog-stats';
-import type { AuditEntry } from '../state/file/audit-log';
-import type { PageWrites, WriteRecord } from '../state/file/ledger';
+import type { AuditEntry, PageWrites, WriteRecord } from '../state/store';
 import { faultPoint } from './fault-points';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 

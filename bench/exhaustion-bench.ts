@@ -23,7 +23,8 @@ import { SYSTEM_PROMPTS, userMessage } from '../llm/prompts';
 import type { SweepReport } from '../domain/report';
 import { CatalogFile } from '../domain/catalog';
 import { ROOT, startDevServer } from './support';
-import { fileStateStore, usageDay } from '../state/store';
+import { fileStateStore } from '../state/file/store';
+import { usageDay } from '../state/store';
 import { paceKey } from '../llm/client';
 import type { SweepPlan } from '../activities/plan';
 

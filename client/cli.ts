@@ -36,7 +36,7 @@ import {
 } from './schedules';
 import { registerEvalCommand } from './eval-arbiter';
 import { undoSweep } from '../activities/undo';
-import { openStateStore } from '../state/store';
+import { openStateStore } from '../state/open';
 import { defaultStateDir, projectRoot } from '../activities/paths';
 import { SweepFailedError } from './failures';
 import { startFakeProvider, FAKE_SCENARIO_HELP } from '../llm/fake-provider';

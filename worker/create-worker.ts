@@ -4,9 +4,10 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createActivities } from '../activities';
 import { heartbeatInterceptor } from '../activities/heartbeat';
 import { bundledDemoCatalog } from '../activities/paths';
+import { openStateStore } from '../state/open';
+import type { StateStore } from '../state/store';
 import { createCatalogs } from '../catalog';
 import type { WorkerConfig } from './config';
-import { openStateStore, type StateStore } from '../state/store';
 
 /** Workflow code: the compiled folder when running from dist, the sources otherwise. */
 function workflowsPath(): string {

@@ -2,8 +2,8 @@ import { getHeapStatistics } from 'node:v8';
 import { NativeConnection } from '@temporalio/worker';
 import { loadWorkerConfig, ConfigError } from './config';
 import { createArgusWorker } from './create-worker';
-import { openStateStore } from '../state/store';
-import { StateStoreError } from '../state/postgres/store';
+import { openStateStore } from '../state/open';
+import { StateStoreError } from '../state/store';
 
 /** `npm run worker`: one worker on the `argus` task queue until interrupted. */
 async function main(): Promise<void> {

@@ -1,169 +1,23 @@
 import { promises as fs } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Outcome, Proposal, EntityFailure } from '../../domain/proposal';
-import type { CatalogRef } from '../../domain/sweep';
-import { readJson, safeName, writeFileAtomic } from '../../activities/paths';
-import type { AuditEntry } from './audit-log';
 import type { CatalogStats } from '../../judgment/catalog-stats';
-
-export type WriteRecord = Extract<AuditEntry, { type: 'write' }>;
-
-/**
- * A sweep's state that this worker cannot find: its ledger, or one of its pages. Raised instead of reading
- * "nothing", so a gate never reviews zero proposals and a write never skips a person's decision because the
- * activity ran where the state is not (another host, another state folder). Becomes a non-retryable failure.
- */
-export class SweepStateMissing extends Error {
-  override readonly name = 'SweepStateMissing';
-  /** `where`: the place looked in; `store`: which state store this worker uses (never a URL or a secret). */
-  constructor(what: string, where: string, store: StoreKind = 'file') {
-    super(
-      `${what} is missing: looked in ${where} on host ${os.hostname()}. ` +
-        (store === 'file'
-          ? 'This worker keeps sweep state in that local folder (ARGUS_STATE_URL is not set), and the folder does not ' +
-            'hold this sweep: it was started by workers with another state folder, or with the PostgreSQL state store ' +
-            '(give this worker the same ARGUS_STATE_URL as the others, or run every worker on one state folder).'
-          : 'This worker keeps sweep state in PostgreSQL (ARGUS_STATE_URL), and that store does not hold this sweep: it ' +
-            'was started by workers with another ARGUS_STATE_URL, or with the local file store (ARGUS_STATE_URL unset).'),
-    );
-  }
-}
-
-/** Which state store a worker uses: local files (the default) or PostgreSQL (`ARGUS_STATE_URL`). */
-export type StoreKind = 'file' | 'postgres';
-
-/**
- * Which review stage an outcome comes from, and so which one wins for a proposal: a later stage replaces an
- * earlier one (a person's decision replaces the Arbiter's; "awaiting a person" replaces the Arbiter's approval
- * until the person decides). Stored with the outcomes, never inferred from names.
- */
-export const OUTCOME_STAGES = ['gate', 'model', 'not-reviewed', 'awaiting', 'human'] as const;
-export type OutcomeStage = (typeof OUTCOME_STAGES)[number];
-export const stageRank = (s: OutcomeStage): number => OUTCOME_STAGES.indexOf(s);
-
-/** One model call: who made it, on which endpoint and entity, and its tokens (`estimated`: no provider usage). */
-export interface ModelCallRecord {
-  agent: string;
-  endpoint: string;
-  /** The entity, or the batch (`batch-<n>`) of a call on several entities. */
-  entityId: string;
-  /** Entities a batched call covered (absent: one). */
-  entities?: number;
-  promptTokens: number;
-  completionTokens: number;
-  estimated: boolean;
-}
-
-export interface SweepMeta {
-  sweepId: string;
-  ledgerKey: string;
-  catalogRef: CatalogRef;
-  /** The catalog's identity key and where it is, for people (a file's absolute path). */
-  catalogKey: string;
-  catalogLabel: string;
-  catalogName: string;
-  auditFile: string;
-  startedAt: string;
-  /** Values the PII agent and the gate may sample per column (sweep input `sampleValues`); absent: none. */
-  sampleRows?: number;
-}
-
-export type { CatalogStats };
-
-export interface PageWrites {
-  written: string[];
-  already: string[];
-  keptHuman: string[];
-  conflicts: { proposalId: string; note: string }[];
-  /** Approved repairs the catalog refused (not the owner, a statement failed): the sweep is partial. */
-  failed?: { proposalId: string; note: string }[];
-  notes: Record<string, string>;
-}
-
-/**
- * A sweep's claim-check store: proposals and outcomes of each page live here, keyed by page, so that workflow
- * histories carry counts and ids instead of payloads. Every record is written whole, so an activity retry
- * overwrites its own earlier attempt. Two implementations: FileLedger (a local folder) and PgLedger
- * (activities/pg-state.ts). A read of state that is not there raises SweepStateMissing, never "nothing".
- */
-export interface SweepLedger {
-  readonly ledgerKey: string;
-  writeMeta(m: SweepMeta): Promise<void>;
-  meta(): Promise<SweepMeta>;
-  writeProposals(n: number, agent: string, proposals: Proposal[]): Promise<void>;
-  /** Every agent's proposals of a page (callers must not modify what they get). */
-  proposals(n: number): Promise<readonly Proposal[]>;
-  /** One writer's outcomes (`tag`: gate, model-<entity>, human-<round>, …) at a stage; later stages win. */
-  putOutcomes(n: number, stage: OutcomeStage, tag: string, outcomes: Outcome[]): Promise<void>;
-  outcomes(n: number): Promise<Outcome[]>;
-  /**
-   * The write-ahead record of a page's catalog write (`round` 0: the sweep's own; later rounds: what people
-   * approved afterwards): the audit lines of every change it is about to make, with before/after, stored before
-   * the catalog changes. A retry (or undo) after a crash between the catalog write and the audit append finds
-   * here what landed without its audit line. `intent` reads every round's.
-   */
-  writeIntent(n: number, lines: string[], round?: number): Promise<void>;
-  intent(n: number): Promise<WriteRecord[]>;
-  writeWrites(n: number, w: PageWrites, round?: number): Promise<void>;
-  /** One round's writes (undefined: that round has not written yet). */
-  writes(n: number, round?: number): Promise<PageWrites | undefined>;
-  /** Every round's writes of a page, merged (undefined: no round wrote). */
-  allWrites(n: number): Promise<PageWrites | undefined>;
-  /** Coverage figures of one page's entities, before the page's writes and after them. */
-  writeStats(n: number, when: 'before' | 'after', stats: CatalogStats): Promise<void>;
-  stats(n: number, when: 'before' | 'after'): Promise<CatalogStats | undefined>;
-  /** The ids a page holds, as read: the page's later activities take them from here, not from their input. */
-  writePageIds(n: number, ids: string[]): Promise<void>;
-  pageIds(n: number): Promise<string[]>;
-  /** The model calls of one activity attempt, written whether the attempt succeeded or not. */
-  writeCalls(n: number, tag: string, calls: ModelCallRecord[]): Promise<void>;
-  calls(n: number): Promise<ModelCallRecord[]>;
-  writeFailures(n: number, stage: string, failures: EntityFailure[]): Promise<void>;
-  failures(n: number): Promise<EntityFailure[]>;
-  pageNumbers(): Promise<number[]>;
-  /** The entities a budget-fitted sweep chose (fitBudget), in sweep order; undefined: the whole catalog. */
-  writeSelection(ids: string[]): Promise<void>;
-  selection(): Promise<string[] | undefined>;
-  /** A document of the sweep outside every page (the memory's fingerprints and pass selections), written whole. */
-  writeDoc(name: string, value: unknown): Promise<void>;
-  doc<T>(name: string): Promise<T | undefined>;
-  /** A local file the report is assembled in; `publishReport` then stores it in the ledger. */
-  reportFile(): string;
-  publishReport(file: string): Promise<void>;
-  /** Where people find the full report (the `reportFile` of the report). */
-  reportLocation(): string;
-}
-
-/** Every round's writes of a page as one. */
-export function mergeWrites(rounds: PageWrites[]): PageWrites | undefined {
-  if (rounds.length === 0) return undefined;
-  const out: PageWrites = { written: [], already: [], keptHuman: [], conflicts: [], notes: {} };
-  for (const w of rounds) {
-    out.written.push(...w.written);
-    out.already.push(...w.already);
-    out.keptHuman.push(...w.keptHuman);
-    out.conflicts.push(...w.conflicts);
-    if (w.failed?.length) (out.failed ??= []).push(...w.failed);
-    Object.assign(out.notes, w.notes);
-  }
-  return out;
-}
-
-/** The winning outcome of each proposal: the latest stage's (stored with the outcomes), then the writer's tag. */
-export function mergeOutcomes(sets: { stage: OutcomeStage; tag: string; outcomes: Outcome[] }[]): Outcome[] {
-  const sorted = [...sets].sort((a, b) => stageRank(a.stage) - stageRank(b.stage) || a.tag.localeCompare(b.tag));
-  const byId = new Map<string, Outcome>();
-  for (const s of sorted) for (const o of s.outcomes) byId.set(o.proposalId, o);
-  return [...byId.values()];
-}
+import {
+  SweepStateMissing,
+  type ModelCallRecord,
+  type OutcomeStage,
+  type PageWrites,
+  type SweepLedger,
+  type SweepMeta,
+  type WriteRecord,
+} from '../store';
+import { byRound, mergeOutcomes, mergeWrites } from '../ledger-merge';
+import { safeName } from '../safe-name';
+import { readJson, writeFileAtomic } from './fs';
 
 const PROPOSAL_PAGES_KEPT = 16;
 const proposalCache = new Map<string, { signature: string; proposals: readonly Proposal[] }>();
 const roundSuffix = (round: number) => (round === 0 ? '' : `-r${round}`);
-/** The round a `writes…` or `write-intent…` record belongs to, from its name; records merge in round order. */
-export const roundOfName = (name: string): number => Number(/-r(\d+)(\.json)?$/.exec(name)?.[1] ?? 0);
-export const byRound = (a: string, b: string): number => roundOfName(a) - roundOfName(b);
 
 /** The file store's ledger: one folder per sweep run under `<state>/sweeps/`, each file written atomically. */
 export class FileLedger implements SweepLedger {
