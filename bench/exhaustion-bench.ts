@@ -134,7 +134,13 @@ async function withArgus<T>(fn: (client: Client, taskQueue: string, stateDir: st
     logger: new DefaultLogger('WARN'),
   });
   const worker = await createArgusWorker({
-    config: { taskQueue, stateDir, namespace: 'default' },
+    config: {
+      taskQueue,
+      stateDir,
+      namespace: 'default',
+      stateUrl: process.env.ARGUS_STATE_URL,
+      stateSchema: process.env.ARGUS_STATE_SCHEMA,
+    },
     connection: nc,
     workflowBundle: bundle,
     env: { ...process.env, FAKE_KEY: 'fake' },

@@ -20,6 +20,8 @@ export interface ArgusWorkerOptions {
     WorkerConfig,
     | 'taskQueue'
     | 'stateDir'
+    | 'stateUrl'
+    | 'stateSchema'
     | 'maxConcurrentActivityTaskExecutions'
     | 'maxConcurrentWorkflowTaskExecutions'
     | 'maxTaskQueueActivitiesPerSecond'
@@ -28,7 +30,7 @@ export interface ArgusWorkerOptions {
   connection: NativeConnection;
   workflowBundle?: WorkerOptions['workflowBundle'];
   env?: NodeJS.ProcessEnv;
-  /** Where sweep state lives; absent: opened from the environment (ARGUS_STATE_URL, else the state folder). */
+  /** Where sweep state lives; absent: opened from the config (`stateUrl`, else the state folder). */
   store?: StateStore;
 }
 
@@ -36,7 +38,8 @@ export interface ArgusWorkerOptions {
 export async function createArgusWorker(opts: ArgusWorkerOptions): Promise<Worker> {
   const c = opts.config;
   const env = opts.env ?? process.env;
-  const store = opts.store ?? (await openStateStore({ stateDir: c.stateDir, env }));
+  const store =
+    opts.store ?? (await openStateStore({ stateDir: c.stateDir, stateUrl: c.stateUrl, stateSchema: c.stateSchema }));
   return Worker.create({
     connection: opts.connection,
     namespace: c.namespace,

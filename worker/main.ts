@@ -9,7 +9,11 @@ import { StateStoreError } from '../state/store';
 async function main(): Promise<void> {
   const config = loadWorkerConfig();
   const connection = await NativeConnection.connect(config.connection);
-  const store = await openStateStore({ stateDir: config.stateDir, env: process.env });
+  const store = await openStateStore({
+    stateDir: config.stateDir,
+    stateUrl: config.stateUrl,
+    stateSchema: config.stateSchema,
+  });
   const worker = await createArgusWorker({ config, connection, store });
   console.log(
     `ARGUS worker polling task queue "${config.taskQueue}" on ${config.connection.address} (namespace ${config.namespace}); ` +
