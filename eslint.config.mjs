@@ -1,8 +1,10 @@
-// ESLint flat config: typescript-eslint's recommended rules (no type information needed) plus the one
-// architectural rule that matters most: workflow code stays deterministic.
+// ESLint flat config: typescript-eslint's recommended rules (no type information needed) plus the
+// architectural rules: workflow code stays deterministic, each folder imports only what it may, and no import
+// circles anywhere.
 import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 const nodeGlobals = Object.fromEntries(
@@ -61,8 +63,44 @@ export default defineConfig([
     },
   },
   {
+    // No import circles anywhere (STYLE.md): a module never reaches itself through the files it imports, however
+    // long the path. Sources are resolved as Node resolves the compiled code, with .ts beside .js. `import type`
+    // edges are not followed (import-x never does): they are erased from the compiled code, and the boundary rules
+    // here let workflows/, domain/ and judgment/ import types against the flow on purpose.
+    files: ['**/*.ts', '**/*.js', '**/*.cjs', '**/*.mjs'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.js', '.cjs', '.mjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.cjs', '.mjs', '.json', '.node'] })],
+    },
+    rules: {
+      'import-x/no-cycle': ['error', { maxDepth: '∞', ignoreExternal: true }],
+    },
+  },
+  {
     files: ['workflows/**/*.ts'],
     rules: workflowImportRules,
+  },
+  {
+    // state/ sits below activities/: activities, the worker, the CLI, tests and bench use the stores, never the
+    // other way round (not even for a type: the contracts live in state/store.ts).
+    files: ['state/**/*.ts'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\./)?(\\.\\./)+(activities|workflows|client|worker)(/.*)?$',
+              message:
+                'state/ imports no activities/, workflows/, client/ or worker/ (not even types): they use state/.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     // judgment/ is pure: the same rules run in activities, eval and bench, and could run in a workflow.

@@ -1,15 +1,8 @@
-import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType, catalogKey } from '../domain/ids';
-import { digest64 } from '../domain/digest';
-import { CatalogError, type CatalogAdapter, type CatalogIdentity } from '../catalog/adapter';
+import { FailureType } from '../domain/ids';
+import { CatalogError, type CatalogAdapter } from '../catalog/adapter';
 import { createCatalogContext, type CatalogContext } from '../judgment/catalog-context';
-import { SweepStateMissing } from './ledger';
-
-/** One audit log per catalog: named after the catalog, keyed by its identity (for a file, its absolute path). */
-export function auditFileFor(stateDir: string, identity: CatalogIdentity, catalogName: string): string {
-  return path.join(stateDir, 'audit', `${catalogKey(catalogName)}-${digest64(identity.key).slice(0, 10)}.jsonl`);
-}
+import { SweepStateMissing } from '../state/store';
 
 /** Turn a catalog problem into the non-retryable failure the workflow reports. */
 export function catalogFailure(e: unknown): never {

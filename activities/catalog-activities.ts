@@ -2,7 +2,7 @@ import type { EntityFailure } from '../domain/proposal';
 import type { CatalogRef } from '../domain/sweep';
 import { catalogStats } from '../judgment/catalog-stats';
 import { sweepContext, type ActivityDeps } from './sweep-context';
-import type { SweepLedger } from './ledger';
+import type { SweepLedger } from '../state/store';
 import { markSettled, selectionDocName } from './incremental-activities';
 
 /** Failures a page returns to the workflow; all of them are in the ledger and the report. */

@@ -21,10 +21,9 @@ import {
   type MemoryEntry,
   type MemoryRead,
   type RememberedDecision,
-} from './memory';
+} from '../state/memory';
+import type { StateStore, SweepLedger } from '../state/store';
 import { sweepContext, type ActivityDeps } from './sweep-context';
-import type { StateStore } from './state-store';
-import type { SweepLedger } from './ledger';
 import { heldForPeople } from './review-activities';
 
 /** Entities read at once while fingerprinting a catalog. */

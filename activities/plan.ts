@@ -15,7 +15,7 @@ import { AGENT_TASK, batchEntities, estimateEntityTokens, needsModelCall } from 
 import { agentEvidence, batchReviewTask } from './model/model-review';
 import { catalogContext } from './catalog-access';
 import { loadNeighbours } from './neighbours';
-import { usageDay, type AuditTrail, type UsageBook } from './state-store';
+import { usageDay, type AuditTrail, type UsageBook } from '../state/store';
 
 /** What one endpoint has left for this sweep, and where the figure comes from. */
 export interface EndpointRoom {

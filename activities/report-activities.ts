@@ -12,7 +12,7 @@ import type {
   DeferredEntities,
   IncrementalSummary,
 } from '../domain/report';
-import type { ModelCallRecord } from './ledger';
+import type { ModelCallRecord } from '../state/store';
 import { addStats, emptyStats, type CatalogStats } from '../judgment/catalog-stats';
 import { statsBeforeDocName } from './incremental-activities';
 import { ReportSpool } from './report-spool';

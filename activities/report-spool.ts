@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import type { ReportProposal, SweepReport } from '../domain/report';
-import { writeFileAtomic } from './paths';
+import { writeFileAtomic } from '../state/file/fs';
 
 /**
  * The report file, written page by page: up to 5,000 proposals are held in memory and the report comes out

@@ -1,6 +1,6 @@
 import type { CatalogAdapterFactory } from '../catalog/adapter';
-import type { SweepLedger } from './ledger';
-import { fileStateStore, type StateStore } from './state-store';
+import type { SweepLedger, StateStore } from '../state/store';
+import { fileStateStore } from '../state/file/store';
 import { noMetrics, type SweepMetrics } from './metrics';
 
 export interface ActivityDeps {

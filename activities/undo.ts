@@ -1,10 +1,9 @@
 import type { CatalogAdapterFactory } from '../catalog/adapter';
 import { createCatalogs } from '../catalog';
-import type { AuditEntry } from './audit-log';
-import type { WriteRecord } from './ledger';
-import { fileStateStore, type StateStore } from './state-store';
+import type { AuditEntry, WriteRecord, StateStore } from '../state/store';
+import { fileStateStore } from '../state/file/store';
 import { bundledDemoCatalog } from './paths';
-import { memoryKeyOf } from './memory';
+import { memoryKeyOf } from '../state/memory';
 
 export interface UndoResult {
   sweepId: string;

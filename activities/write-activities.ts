@@ -1,8 +1,7 @@
 import { log } from '@temporalio/activity';
 import type { RepairRequest } from '../catalog/adapter';
 import { catalogStats } from '../judgment/catalog-stats';
-import type { AuditEntry } from './audit-log';
-import type { PageWrites, WriteRecord } from './ledger';
+import type { AuditEntry, PageWrites, WriteRecord } from '../state/store';
 import { faultPoint } from './fault-points';
 import { entityStatsOf, incrementalDocName, pageStatsDocName } from './incremental-activities';
 import { sweepContext, type ActivityDeps } from './sweep-context';

@@ -23,7 +23,8 @@ import { SYSTEM_PROMPTS, userMessage } from '../llm/prompts';
 import type { SweepReport } from '../domain/report';
 import { CatalogFile } from '../domain/catalog';
 import { ROOT, startDevServer } from './support';
-import { fileStateStore, usageDay } from '../activities/state-store';
+import { fileStateStore } from '../state/file/store';
+import { usageDay } from '../state/store';
 import { paceKey } from '../llm/client';
 import type { SweepPlan } from '../activities/plan';
 
@@ -133,7 +134,13 @@ async function withArgus<T>(fn: (client: Client, taskQueue: string, stateDir: st
     logger: new DefaultLogger('WARN'),
   });
   const worker = await createArgusWorker({
-    config: { taskQueue, stateDir, namespace: 'default' },
+    config: {
+      taskQueue,
+      stateDir,
+      namespace: 'default',
+      stateUrl: process.env.ARGUS_STATE_URL,
+      stateSchema: process.env.ARGUS_STATE_SCHEMA,
+    },
     connection: nc,
     workflowBundle: bundle,
     env: { ...process.env, FAKE_KEY: 'fake' },

@@ -19,7 +19,7 @@ import { applyChange } from '../catalog/file-repairs';
 import { sweepHistoryStats } from '../client/history-stats';
 import { ROOT, startDevServer, killTree, peakRssMb, cpuMs } from './support';
 import { startPostgres, type PgServer } from '../test/support/postgres';
-import { openPgStateStore } from '../activities/pg-state';
+import { openPgStateStore } from '../state/postgres/store';
 
 /** The heap a worker gets from `npm run worker` and the image (ARGUS_WORKER_HEAP_MB, default 1024 MiB). */
 const WORKER_HEAP_MB = Number(process.env.ARGUS_WORKER_HEAP_MB || 1024);

@@ -37,7 +37,7 @@ import {
 } from './schedules';
 import { registerEvalCommand } from './eval-arbiter';
 import { undoSweep } from '../activities/undo';
-import { openStateStore } from '../activities/state-store';
+import { openStateStore } from '../state/open';
 import { defaultStateDir, projectRoot } from '../activities/paths';
 import { SweepFailedError } from './failures';
 import { startFakeProvider, FAKE_SCENARIO_HELP } from '../llm/fake-provider';
@@ -667,7 +667,11 @@ export function buildProgram(): Command {
     .option('--json', 'print JSON')
     .action(async (id: string, o: { stateDir: string; json?: boolean }) => {
       // The sweep's audit trail is where its workers kept state: PostgreSQL when ARGUS_STATE_URL is set.
-      const store = await openStateStore({ stateDir: o.stateDir });
+      const store = await openStateStore({
+        stateDir: o.stateDir,
+        stateUrl: process.env.ARGUS_STATE_URL,
+        stateSchema: process.env.ARGUS_STATE_SCHEMA,
+      });
       let res;
       try {
         res = await undoSweep(store, id, { stateDir: o.stateDir });

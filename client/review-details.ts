@@ -7,8 +7,8 @@ import type { CatalogEntity, TextSource } from '../domain/catalog';
 import type { Proposal, ProposalChange } from '../domain/proposal';
 import type { CatalogAdapterFactory } from '../catalog/adapter';
 import { createCatalogs } from '../catalog';
-import { openStateStore, type StateStore } from '../activities/state-store';
-import type { SweepMeta } from '../activities/ledger';
+import { openStateStore } from '../state/open';
+import type { StateStore, SweepMeta } from '../state/store';
 import { bundledDemoCatalog } from '../activities/paths';
 
 /** The catalog's text now, where a proposal would write: a description (and who wrote it), tags, lineage. */
@@ -70,7 +70,11 @@ export async function openReviewDetails(opts: {
   log?: (line: string) => void;
 }): Promise<ReviewDetails> {
   const env = opts.env ?? process.env;
-  const store: StateStore = await openStateStore({ stateDir: opts.stateDir, env });
+  const store: StateStore = await openStateStore({
+    stateDir: opts.stateDir,
+    ...(env.ARGUS_STATE_URL ? { stateUrl: env.ARGUS_STATE_URL } : {}),
+    ...(env.ARGUS_STATE_SCHEMA ? { stateSchema: env.ARGUS_STATE_SCHEMA } : {}),
+  });
   const catalogs: CatalogAdapterFactory = createCatalogs({
     stateDir: opts.stateDir,
     bundledDemo: bundledDemoCatalog(),

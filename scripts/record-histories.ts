@@ -22,7 +22,13 @@ async function main(): Promise<void> {
   const nc = await NativeConnection.connect({ address });
   const fp = await startFakeProvider({ port: 0 });
   const worker = await createArgusWorker({
-    config: { taskQueue, stateDir, namespace: 'default' },
+    config: {
+      taskQueue,
+      stateDir,
+      namespace: 'default',
+      stateUrl: process.env.ARGUS_STATE_URL,
+      stateSchema: process.env.ARGUS_STATE_SCHEMA,
+    },
     connection: nc,
     env: { ...process.env, FAKE_KEY: 'fake' },
   });

@@ -43,6 +43,10 @@ export const WorkerEnv = z.object({
 export interface WorkerConfig {
   taskQueue: string;
   stateDir: string;
+  /** ARGUS_STATE_URL as validated (empty: unset): sweep state in PostgreSQL; absent: the file store in `stateDir`. */
+  stateUrl?: string;
+  /** ARGUS_STATE_SCHEMA as validated; absent: argus_state. */
+  stateSchema?: string;
   maxConcurrentActivityTaskExecutions?: number;
   maxConcurrentWorkflowTaskExecutions?: number;
   maxTaskQueueActivitiesPerSecond?: number;
@@ -79,6 +83,8 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   return {
     taskQueue: r.data.ARGUS_TASK_QUEUE,
     stateDir: r.data.ARGUS_STATE_DIR ?? defaultStateDir(),
+    stateUrl: r.data.ARGUS_STATE_URL || undefined,
+    stateSchema: r.data.ARGUS_STATE_SCHEMA,
     maxConcurrentActivityTaskExecutions: r.data.ARGUS_MAX_CONCURRENT_ACTIVITIES,
     maxConcurrentWorkflowTaskExecutions: r.data.ARGUS_MAX_CONCURRENT_WORKFLOW_TASKS,
     maxTaskQueueActivitiesPerSecond: r.data.ARGUS_TASK_QUEUE_ACTIVITIES_PER_SECOND,

@@ -4,9 +4,10 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createActivities } from '../activities';
 import { heartbeatInterceptor } from '../activities/heartbeat';
 import { bundledDemoCatalog } from '../activities/paths';
+import { openStateStore } from '../state/open';
+import type { StateStore } from '../state/store';
 import { createCatalogs } from '../catalog';
 import type { WorkerConfig } from './config';
-import { openStateStore, type StateStore } from '../activities/state-store';
 import type { WorkerTelemetry } from './telemetry';
 
 /** Workflow code: the compiled folder when running from dist, the sources otherwise. */
@@ -20,6 +21,8 @@ export interface ArgusWorkerOptions {
     WorkerConfig,
     | 'taskQueue'
     | 'stateDir'
+    | 'stateUrl'
+    | 'stateSchema'
     | 'maxConcurrentActivityTaskExecutions'
     | 'maxConcurrentWorkflowTaskExecutions'
     | 'maxTaskQueueActivitiesPerSecond'
@@ -28,7 +31,7 @@ export interface ArgusWorkerOptions {
   connection: NativeConnection;
   workflowBundle?: WorkerOptions['workflowBundle'];
   env?: NodeJS.ProcessEnv;
-  /** Where sweep state lives; absent: opened from the environment (ARGUS_STATE_URL, else the state folder). */
+  /** Where sweep state lives; absent: opened from the config (`stateUrl`, else the state folder). */
   store?: StateStore;
   /** ARGUS's counters and tracing (worker/telemetry.ts, started before the connection); absent: neither. */
   telemetry?: Pick<WorkerTelemetry, 'metrics' | 'tracing'>;
@@ -38,7 +41,8 @@ export interface ArgusWorkerOptions {
 export async function createArgusWorker(opts: ArgusWorkerOptions): Promise<Worker> {
   const c = opts.config;
   const env = opts.env ?? process.env;
-  const store = opts.store ?? (await openStateStore({ stateDir: c.stateDir, env }));
+  const store =
+    opts.store ?? (await openStateStore({ stateDir: c.stateDir, stateUrl: c.stateUrl, stateSchema: c.stateSchema }));
   const metrics = opts.telemetry?.metrics;
   const tracing = opts.telemetry?.tracing;
   return Worker.create({

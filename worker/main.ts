@@ -3,8 +3,8 @@ import { NativeConnection } from '@temporalio/worker';
 import { loadWorkerConfig, ConfigError } from './config';
 import { createArgusWorker } from './create-worker';
 import { startWorkerTelemetry } from './telemetry';
-import { openStateStore } from '../activities/state-store';
-import { StateStoreError } from '../activities/pg-state';
+import { openStateStore } from '../state/open';
+import { StateStoreError } from '../state/store';
 
 /** `npm run worker`: one worker on the `argus` task queue until interrupted. */
 async function main(): Promise<void> {
@@ -12,7 +12,11 @@ async function main(): Promise<void> {
   // Before the connection: the SDK's runtime, which the connection creates otherwise, is installed here.
   const telemetry = await startWorkerTelemetry(config);
   const connection = await NativeConnection.connect(config.connection);
-  const store = await openStateStore({ stateDir: config.stateDir, env: process.env });
+  const store = await openStateStore({
+    stateDir: config.stateDir,
+    stateUrl: config.stateUrl,
+    stateSchema: config.stateSchema,
+  });
   const worker = await createArgusWorker({ config, connection, store, telemetry });
   console.log(
     `ARGUS worker polling task queue "${config.taskQueue}" on ${config.connection.address} (namespace ${config.namespace}); ` +

@@ -12,7 +12,7 @@ import { dbtParse, prepareJaffleShop, runDbt, type JaffleShop } from '../support
 import { judgedByPass, judgedIds, sorted } from '../support/incremental';
 import { SK } from '../support/fake-secrets';
 import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
-import { fileStateStore } from '../../activities/state-store';
+import { fileStateStore } from '../../state/file/store';
 import { DbtCatalogAdapter } from '../../catalog/dbt/adapter';
 import { addPiiTag, setDescription } from '../../catalog/dbt/yaml-edit';
 import { SweepInput as SweepInputSchema, type EndpointConfig, type SweepInput } from '../../domain/sweep';

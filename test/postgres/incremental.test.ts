@@ -17,7 +17,7 @@ import { loadSql, startPostgres, type PgServer } from '../support/postgres';
 import { judgedByPass, judgedIds, sorted } from '../support/incremental';
 import { SK } from '../support/fake-secrets';
 import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
-import { openPgStateStore, type PgStateStore } from '../../activities/pg-state';
+import { openPgStateStore, type PgStateStore } from '../../state/postgres/store';
 import { PostgresCatalogAdapter } from '../../catalog/postgres/adapter';
 import type { SweepReport } from '../../domain/report';
 import type { EndpointConfig, SweepInput } from '../../domain/sweep';

@@ -6,10 +6,16 @@ import { mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
-import { SweepStateMissing, type SweepMeta } from '../../activities/ledger';
-import { CALIBRATION_KEYS, fileStateStore, type StateStore } from '../../activities/state-store';
-import { openPgStateStore, STATE_SCHEMA_VERSION, type PgStateStore } from '../../activities/pg-state';
-import type { AuditEntry } from '../../activities/audit-log';
+import {
+  SweepStateMissing,
+  type SweepMeta,
+  CALIBRATION_KEYS,
+  type StateStore,
+  type AuditEntry,
+} from '../../state/store';
+import { fileStateStore } from '../../state/file/store';
+import { openPgStateStore, type PgStateStore } from '../../state/postgres/store';
+import { STATE_SCHEMA_VERSION } from '../../state/postgres/schema';
 import type { Proposal } from '../../domain/proposal';
 import { startPostgres, type PgServer } from '../support/postgres';
 import { Pacer } from '../../llm/pacer';

@@ -58,7 +58,13 @@ export async function startTestWorker(
   installQuietRuntime();
   const connection = await NativeConnection.connect({ address: testAddress() });
   const worker = await createArgusWorker({
-    config: { taskQueue, stateDir, namespace: TEST_NAMESPACE },
+    config: {
+      taskQueue,
+      stateDir,
+      namespace: TEST_NAMESPACE,
+      stateUrl: env.ARGUS_STATE_URL,
+      stateSchema: env.ARGUS_STATE_SCHEMA,
+    },
     connection,
     workflowBundle: bundle,
     env,

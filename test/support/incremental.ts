@@ -1,7 +1,7 @@
 // What an incremental sweep chose to judge, read from where the sweep stored it (its ledger in the real state
 // store, file or PostgreSQL): the first pass's selection (new, changed, and unchanged entities whose decisions
 // were still open) and every later pass's (what the sweep's own writes changed).
-import type { StateStore } from '../../activities/state-store';
+import type { StateStore } from '../../state/store';
 import { scanStatsDocName, selectionDocName } from '../../activities/incremental-activities';
 
 /** The ids each pass of sweep `sweepId` judged, in pass order (the first pass first). */

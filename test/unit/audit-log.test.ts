@@ -1,7 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { AuditLog, type AuditEntry } from '../../activities/audit-log';
+import { AuditLog } from '../../state/file/audit-log';
+import type { AuditEntry } from '../../state/store';
 
 const write = (proposalId: string, sweepId = 's1'): Extract<AuditEntry, { type: 'write' }> => ({
   type: 'write',

@@ -1,14 +1,9 @@
 import { mkdtempSync, writeFileSync, mkdirSync, cpSync, appendFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import {
-  applyMemoryUpdate,
-  checkMemoryDoc,
-  fileMemory,
-  MEMORY_VERSION,
-  type MemoryRead,
-} from '../../activities/memory';
-import { localExclusive } from '../../activities/state-store';
+import { applyMemoryUpdate, checkMemoryDoc, MEMORY_VERSION, type MemoryRead } from '../../state/memory';
+import { fileMemory } from '../../state/file/memory';
+import { localExclusive } from '../../state/file/local-lock';
 import { classify } from '../../activities/incremental-activities';
 import { judgmentKey, rulesVersion } from '../../activities/judgment-key';
 import type { JudgmentSettings } from '../../domain/sweep';

@@ -10,7 +10,7 @@ import { useArgusWorker } from '../support/argus-worker';
 import { startWorkerProcess, startDevServer, kill9, freePort, type Proc } from '../support/processes';
 import { generateCatalog } from '../../catalog/generate';
 import { undoSweep } from '../../activities/undo';
-import type { AuditEntry } from '../../activities/audit-log';
+import type { AuditEntry } from '../../state/store';
 import type { SweepReport } from '../../domain/report';
 
 jest.setTimeout(240_000);

@@ -12,7 +12,7 @@ import { useArgusWorker, readCatalog } from '../support/argus-worker';
 import { startWorkerProcess, kill9, type Proc } from '../support/processes';
 import { startPostgres, type PgServer } from '../support/postgres';
 import { generateCatalog } from '../../catalog/generate';
-import { openPgStateStore, type PgStateStore } from '../../activities/pg-state';
+import { openPgStateStore, type PgStateStore } from '../../state/postgres/store';
 import { undoSweep } from '../../activities/undo';
 import type { SweepReport } from '../../domain/report';
 import type { PendingReview } from '../../workflows/messages';

@@ -14,7 +14,7 @@ import type { EndpointConfig } from '../../domain/sweep';
 import { undoSweep } from '../../activities/undo';
 import { SK } from '../support/fake-secrets';
 import { countedAfresh } from '../support/incremental';
-import { fileStateStore } from '../../activities/state-store';
+import { fileStateStore } from '../../state/file/store';
 
 // Memory across sweeps on the file catalog, on a real dev server (and, for model mode, a loopback provider).
 const KEY_ENV = 'ARGUS_TEST_FAKE_KEY';

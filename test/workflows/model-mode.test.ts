@@ -13,7 +13,7 @@ import {
 import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
 import type { SweepReport } from '../../domain/report';
 import type { SweepInput, EndpointConfig } from '../../domain/sweep';
-import type { AuditEntry } from '../../activities/audit-log';
+import type { AuditEntry } from '../../state/store';
 import { SK } from '../support/fake-secrets';
 import { LEAD_BATCHES } from '../../workflows/lead-batches';
 

@@ -14,7 +14,8 @@ import {
   planSweep,
 } from '../support/argus-worker';
 import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
-import { fileStateStore, usageDay } from '../../activities/state-store';
+import { fileStateStore } from '../../state/file/store';
+import { usageDay } from '../../state/store';
 import { paceKey } from '../../llm/client';
 import { PLAN_MARGIN } from '../../activities/plan';
 import type { SweepReport } from '../../domain/report';

@@ -7,7 +7,7 @@ import { useArgusWorker, copyCatalog, readCatalog, writeCatalog, DEMO_CATALOG } 
 import { FailureType } from '../../domain/ids';
 import type { SweepReport } from '../../domain/report';
 import type { SweepInput } from '../../domain/sweep';
-import type { AuditEntry } from '../../activities/audit-log';
+import type { AuditEntry } from '../../state/store';
 import { undoSweep } from '../../activities/undo';
 
 const w = useArgusWorker('tq-sweep');

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { readJson, writeFileAtomic } from '../../activities/paths';
+import { readJson, writeFileAtomic } from '../../state/file/fs';
 
 describe('writeFileAtomic', () => {
   test('makes the folder, and makes it again when it was removed after an earlier write', async () => {

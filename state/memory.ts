@@ -1,7 +1,5 @@
-import * as path from 'node:path';
 import type { CatalogIdentity } from '../catalog/adapter';
 import type { StatsVector } from '../judgment/catalog-stats';
-import { readJson, safeName, writeFileAtomic } from './paths';
 
 /** The memory format this ARGUS writes; memory written by a newer one is not trusted (judged anew, rewritten). */
 export const MEMORY_VERSION = 1;
@@ -107,37 +105,5 @@ export function applyMemoryUpdate(
     sweepId: u.sweepId,
     savedAt: now.toISOString(),
     entities,
-  };
-}
-
-/** The file store's memory: `<state>/memory/<catalog>.json`, rewritten whole (atomically) under a local lock. */
-export function fileMemory(stateDir: string, lock: <T>(key: string, fn: () => Promise<T>) => Promise<T>): MemoryBook {
-  const file = (key: string) => path.join(stateDir, 'memory', `${safeName(path.basename(key, '.jsonl'))}.json`);
-  const load = async (key: string): Promise<MemoryRead> => {
-    let doc: unknown;
-    try {
-      doc = await readJson<unknown>(file(key));
-    } catch (e) {
-      return { status: 'untrusted', why: `the memory file ${file(key)} is unreadable (${(e as Error).message})` };
-    }
-    return doc === undefined ? { status: 'none' } : checkMemoryDoc(doc, key);
-  };
-  return {
-    load,
-    save: (key, u) =>
-      lock(`memory:${file(key)}`, async () => {
-        const r = await load(key);
-        await writeFileAtomic(
-          file(key),
-          JSON.stringify(applyMemoryUpdate(r.status === 'ok' ? r.doc : undefined, key, u)),
-        );
-      }),
-    forget: (key, ids) =>
-      lock(`memory:${file(key)}`, async () => {
-        const r = await load(key);
-        if (r.status !== 'ok') return;
-        for (const id of ids) delete r.doc.entities[id];
-        await writeFileAtomic(file(key), JSON.stringify(r.doc));
-      }),
   };
 }

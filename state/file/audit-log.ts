@@ -1,56 +1,13 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { Decision, ProposalChange } from '../domain/proposal';
-import type { AuditTrail } from './state-store';
+import { catalogKey } from '../../domain/ids';
+import { digest64 } from '../../domain/digest';
+import type { CatalogIdentity } from '../../catalog/adapter';
+import { auditPageKey, type AppliedBy, type AuditEntry, type AuditTrail } from '../store';
 
-/** One line of the append-only audit log. `write` lines carry before/after so a sweep can be undone. */
-export type AuditEntry =
-  | {
-      type: 'decision';
-      time: string;
-      sweepId: string;
-      proposalId: string;
-      entityId: string;
-      change: ProposalChange;
-      evidence: string[];
-      outcome: Decision;
-      reason: string;
-      reviewer: string;
-    }
-  | {
-      type: 'write';
-      time: string;
-      sweepId: string;
-      /** The run that wrote it (`<sweep id>@<first run id>`); absent on lines older than this field. */
-      ledgerKey?: string;
-      proposalId: string;
-      entityId: string;
-      change: ProposalChange;
-      reviewer: string;
-      before: unknown;
-      after: unknown;
-    }
-  | { type: 'undo'; time: string; sweepId: string; proposalId: string; entityId: string; undoneBy: string }
-  /**
-   * Ends a page's lines: everything the page's write step logs comes before it, so a retry that finds it knows
-   * the page is fully logged, and one that does not logs what is missing.
-   */
-  | {
-      type: 'page';
-      time: string;
-      sweepId: string;
-      ledgerKey: string;
-      page: number;
-      /** 0 or absent: the sweep's own write of the page; later: a write of what people approved afterwards. */
-      round?: number;
-      decisions: number;
-      writes: number;
-    };
-
-/** Who wrote an applied proposal. */
-export interface AppliedBy {
-  sweepId: string;
-  ledgerKey?: string;
+/** One audit log per catalog: named after the catalog, keyed by its identity (for a file, its absolute path). */
+export function auditFileFor(stateDir: string, identity: CatalogIdentity, catalogName: string): string {
+  return path.join(stateDir, 'audit', `${catalogKey(catalogName)}-${digest64(identity.key).slice(0, 10)}.jsonl`);
 }
 
 interface Index {
@@ -60,9 +17,6 @@ interface Index {
   /** Lines that do not parse: a write cut short by a crash. Skipped, counted, never fatal. */
   brokenLines: number;
 }
-
-const pageKey = (ledgerKey: string, page: number, round = 0) =>
-  round === 0 ? `${ledgerKey}#${page}` : `${ledgerKey}#${page}.r${round}`;
 
 const indexes = new Map<string, Index>();
 const APPEND_SLICE = 2000;
@@ -136,7 +90,7 @@ export class AuditLog implements AuditTrail {
 
   /** Whether a page's write step logged all its lines (its `page` line is in the log). */
   async pageLogged(ledgerKey: string, page: number, round = 0): Promise<boolean> {
-    return (await this.index()).pagesLogged.has(pageKey(ledgerKey, page, round));
+    return (await this.index()).pagesLogged.has(auditPageKey(ledgerKey, page, round));
   }
 
   async lastReviewed(): Promise<Map<string, string>> {
@@ -198,7 +152,7 @@ export class AuditLog implements AuditTrail {
           else if (e.type === 'write')
             idx.applied.set(e.proposalId, { sweepId: e.sweepId, ...(e.ledgerKey ? { ledgerKey: e.ledgerKey } : {}) });
           else if (e.type === 'undo') idx.applied.delete(e.proposalId);
-          else if (e.type === 'page') idx.pagesLogged.add(pageKey(e.ledgerKey, e.page, e.round));
+          else if (e.type === 'page') idx.pagesLogged.add(auditPageKey(e.ledgerKey, e.page, e.round));
         }
         idx.offset += lastNl + 1;
       }
