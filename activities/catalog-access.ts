@@ -1,5 +1,5 @@
-import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../domain/ids';
+import { nonRetryableFailure } from './failures';
 import { CatalogError, type CatalogAdapter } from '../catalog/adapter';
 import { createCatalogContext, type CatalogContext } from '../judgment/catalog-context';
 import { SweepStateMissing } from '../state/store';
@@ -7,10 +7,10 @@ import { SweepStateMissing } from '../state/store';
 /** Turn a catalog problem into the non-retryable failure the workflow reports. */
 export function catalogFailure(e: unknown): never {
   if (e instanceof CatalogError) {
-    throw ApplicationFailure.create({ type: FailureType.InvalidCatalog, message: e.message, nonRetryable: true });
+    throw nonRetryableFailure(FailureType.InvalidCatalog, e.message);
   }
   if (e instanceof SweepStateMissing) {
-    throw ApplicationFailure.create({ type: FailureType.SweepStateMissing, message: e.message, nonRetryable: true });
+    throw nonRetryableFailure(FailureType.SweepStateMissing, e.message);
   }
   throw e;
 }

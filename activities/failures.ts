@@ -14,8 +14,6 @@ const TYPE_BY_KIND: Record<ProviderError['kind'], string> = {
   network: FailureType.ProviderServerError,
 };
 
-const NON_RETRYABLE_KINDS = new Set<ProviderError['kind']>(['exhausted', 'auth', 'bad_request']);
-
 /**
  * The one place a provider error becomes a Temporal failure: burst → retryable with the provider's delay;
  * exhausted → non-retryable BudgetExhausted with the evidence; 5xx, timeouts, malformed output → retryable
@@ -28,10 +26,28 @@ export function toApplicationFailure(err: unknown): unknown {
   return ApplicationFailure.create({
     type: TYPE_BY_KIND[err.kind],
     message: err.message,
-    nonRetryable: NON_RETRYABLE_KINDS.has(err.kind),
+    nonRetryable: !err.retryable,
     details: [details],
     ...(err.kind === 'burst' && err.retryAfterSeconds !== null
       ? { nextRetryDelay: Math.max(100, Math.round(err.retryAfterSeconds * 1000)) }
       : {}),
+  });
+}
+
+/**
+ * A failure of ARGUS's own making (not a provider's), always non-retryable: retrying cannot fix bad input, a
+ * missing catalog or sweep state, an unreadable entity, or an endpoint already retired. The workflow matches
+ * `type` (domain/ids.ts FailureType) and shows `message` to people as the root cause.
+ */
+export function nonRetryableFailure(
+  type: (typeof FailureType)[keyof typeof FailureType],
+  message: string,
+  details?: unknown,
+): ApplicationFailure {
+  return ApplicationFailure.create({
+    type,
+    message,
+    nonRetryable: true,
+    ...(details !== undefined ? { details: [details] } : {}),
   });
 }

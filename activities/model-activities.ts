@@ -1,5 +1,4 @@
 import { Context, log } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import type { AgentName, Proposal, ProposalChange } from '../domain/proposal';
 import type { EndpointConfig } from '../domain/sweep';
 import { FailureType } from '../domain/ids';
@@ -10,7 +9,7 @@ import { type SweepLedger, type ModelCallRecord, usageDay, type FleetGate } from
 import { storeOf, type ActivityDeps } from './sweep-context';
 import { paceKey, type CallOptions, type TokenCount } from '../llm/client';
 import { catalogContext } from './catalog-access';
-import { toApplicationFailure } from './failures';
+import { nonRetryableFailure, toApplicationFailure } from './failures';
 import {
   batchEntities,
   estimateEntityTokens,
@@ -49,12 +48,11 @@ function rememberExhausted(sweepId: string, endpointId: string, details: Record<
 function refuseIfExhausted(sweepId: string, endpoint: EndpointConfig, retired: string[]): void {
   const known = exhaustedBySweep.get(sweepId)?.get(endpoint.id);
   if (known || retired.includes(endpoint.id)) {
-    throw ApplicationFailure.create({
-      type: FailureType.BudgetExhausted,
-      nonRetryable: true,
-      message: `endpoint ${endpoint.id} is already retired for this sweep; no call made`,
-      details: [known ?? { endpointId: endpoint.id, alreadyRetired: true }],
-    });
+    throw nonRetryableFailure(
+      FailureType.BudgetExhausted,
+      `endpoint ${endpoint.id} is already retired for this sweep; no call made`,
+      known ?? { endpointId: endpoint.id, alreadyRetired: true },
+    );
   }
 }
 
@@ -215,11 +213,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
     const catalog = await deps.catalogs(meta.catalogRef);
     const entity = (await catalog.getEntities([entityId])).entities[0];
     if (!entity) {
-      throw ApplicationFailure.create({
-        type: FailureType.EntityInvalid,
-        nonRetryable: true,
-        message: `entity ${entityId} not readable`,
-      });
+      throw nonRetryableFailure(FailureType.EntityInvalid, `entity ${entityId} not readable`);
     }
     const ctx = await catalogContext(catalog);
     // The entities it reads: what inherited and derived descriptions rest on, for the prompt.
@@ -278,11 +272,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
     async planSweep(input: { sweep: unknown; ledgerKey?: string }): Promise<SweepPlan> {
       const parsed = parseSweepInput(input.sweep);
       if (!parsed.ok)
-        throw ApplicationFailure.create({
-          type: FailureType.InvalidSweepInput,
-          nonRetryable: true,
-          message: `Invalid sweep input: ${parsed.message}`,
-        });
+        throw nonRetryableFailure(FailureType.InvalidSweepInput, `Invalid sweep input: ${parsed.message}`);
       const cfg = parsed.value;
       const catalog = await deps.catalogs(cfg.catalog);
       const snap = await catalog.snapshot();

@@ -19,8 +19,8 @@ export function projectRoot(): string {
 }
 
 /** Where ARGUS keeps its state: the demo catalog copy, sweep ledgers, audit logs, reports. */
-export function defaultStateDir(): string {
-  return process.env.ARGUS_STATE_DIR ? path.resolve(process.env.ARGUS_STATE_DIR) : path.join(projectRoot(), '.argus');
+export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.ARGUS_STATE_DIR ? path.resolve(env.ARGUS_STATE_DIR) : path.join(projectRoot(), '.argus');
 }
 
 export function bundledDemoCatalog(): string {

@@ -23,6 +23,7 @@ import {
 } from '../domain/catalog';
 import { locateEntities, renderPreserving, type EntityOffsets, type JsonPath } from './json-text';
 import { CatalogError } from './adapter';
+import { formatIssues } from '../domain/issues';
 import type { CatalogSnapshot, CatalogStore, InvalidEntity, UpdateOptions } from './store';
 
 /** Raised when the file itself (not one entity) cannot be used: not found, not a file, unreadable, empty, not a catalog. */
@@ -168,7 +169,7 @@ function checkEnvelope(json: unknown, file: string): string {
   }
   const env = CatalogFileEnvelope.safeParse(json);
   if (!env.success) {
-    const fields = env.error.issues.map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`).join('; ');
+    const fields = formatIssues(env.error, { root: '(file)' });
     throw new CatalogFileError(`${file} is not an ${CATALOG_FORMAT} v${CATALOG_FORMAT_VERSION} file: ${fields}`, {
       path: file,
     });

@@ -16,6 +16,7 @@ import {
   catalogLabel,
   defaultTaskQueue,
   sweepInputFromOptions,
+  validSweepInput,
   InputError,
   type SweepInputOptions,
 } from './sweeps';
@@ -224,6 +225,7 @@ function planText(p: SweepPlan): string {
 
 async function sweepPlan(arg: string | undefined, o: SweepInputOptions & { taskQueue: string; json?: boolean }) {
   const input = planInput(arg, o);
+  validSweepInput(input);
   await withClient(async (c) => {
     const plan = await runPlan(c, input, o.taskQueue);
     out(o.json ? JSON.stringify(plan, null, 2) : planText(plan));
@@ -236,6 +238,7 @@ async function sweepStart(o: StartOptions): Promise<void> {
   const input = sweepInputFromOptions(o);
   await withClient(async (c) => {
     if (o.plan) {
+      validSweepInput(input);
       const plan = await runPlan(c, input, o.taskQueue);
       err(planText(plan));
       if (plan.verdict !== 'fits' && !input.fitBudget) {

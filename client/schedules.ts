@@ -3,7 +3,7 @@ import { readDuration } from '../domain/durations';
 import { sweepWorkflowId } from '../domain/ids';
 import type { SweepInput } from '../domain/sweep';
 import { plainTable } from './render';
-import { InputError, sweepStartOptions } from './sweeps';
+import { InputError, sweepStartOptions, type SweepStartOptions } from './sweeps';
 
 /** `--overlap` values and what Temporal calls them (SDK enum, temporal CLI flag value). */
 export const OVERLAP = {
@@ -74,9 +74,11 @@ function checkRequest(req: SweepScheduleRequest): void {
  * search attributes and summary), with workflow id `sweep/<catalog>/scheduled`: Temporal appends each run's
  * scheduled time, so every run has its own id. Throws InputError on a bad request or sweep input.
  */
-export function sweepScheduleOptions(req: SweepScheduleRequest): ScheduleOptions {
+export function sweepScheduleOptions(
+  req: SweepScheduleRequest,
+  o: SweepStartOptions = sweepStartOptions(req.input, req.taskQueue),
+): ScheduleOptions {
   checkRequest(req);
-  const o = sweepStartOptions(req.input, req.taskQueue);
   const memo: ArgusScheduleMemo = { spec: specText(req), catalog: o.label };
   return {
     scheduleId: req.scheduleId,
@@ -110,7 +112,9 @@ export function shellQuote(word: string): string {
 
 /** The `temporal schedule create ...` command that makes the same schedule (connection from the environment). */
 export function temporalScheduleCommand(req: SweepScheduleRequest): string {
-  const o = sweepScheduleOptions(req);
+  checkRequest(req);
+  const start = sweepStartOptions(req.input, req.taskQueue);
+  const o = sweepScheduleOptions(req, start);
   const action = o.action;
   const args: string[][] = [
     ['temporal', 'schedule', 'create'],
@@ -122,7 +126,7 @@ export function temporalScheduleCommand(req: SweepScheduleRequest): string {
     ['--workflow-id', action.workflowId ?? ''],
     ['--input', JSON.stringify(action.args?.[0])],
   ];
-  for (const p of sweepStartOptions(req.input, req.taskQueue).typedSearchAttributes)
+  for (const p of start.typedSearchAttributes)
     args.push(['--search-attribute', `${p.key.name}=${JSON.stringify(p.value)}`]);
   args.push(['--static-summary', action.staticSummary ?? '']);
   args.push(['--static-details', action.staticDetails ?? '']);

@@ -6,6 +6,7 @@ import { sweepFailure } from './failures';
 import type { SearchAttributePair } from '@temporalio/common';
 import { TASK_QUEUE, sweepWorkflowId, catalogKey } from '../domain/ids';
 import { EndpointConfig, parseSweepInput, type SweepConfig, type SweepInput } from '../domain/sweep';
+import { formatIssues } from '../domain/issues';
 import type { SweepReport } from '../domain/report';
 import { SA_KEYS } from '../workflows/messages';
 import type { sweepWorkflow } from '../workflows/sweep';
@@ -62,10 +63,18 @@ export interface SweepStartOptions {
   config: SweepConfig;
 }
 
-export function sweepStartOptions(input: SweepInput, taskQueue: string = TASK_QUEUE): SweepStartOptions {
+/**
+ * The client's one check of a sweep input, before anything is sent: InputError naming every bad field. What is
+ * sent is the input as given (a schedule keeps it so; the workflow applies the defaults of its own version).
+ */
+export function validSweepInput(input: SweepInput): SweepConfig {
   const parsed = parseSweepInput(input);
   if (!parsed.ok) throw new InputError(`Invalid sweep input: ${parsed.message}`);
-  const cfg = parsed.value;
+  return parsed.value;
+}
+
+export function sweepStartOptions(input: SweepInput, taskQueue: string = TASK_QUEUE): SweepStartOptions {
+  const cfg = validSweepInput(input);
   const label = catalogLabel(input);
   return {
     taskQueue,
@@ -169,11 +178,7 @@ export function readEndpointsFile(file: string): EndpointConfig[] {
           );
   });
   const r = z.array(EndpointConfig).safeParse(raw);
-  if (!r.success)
-    throw new InputError(
-      `endpoints file ${file}: ` +
-        r.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(file)'}: ${i.message}`).join('; '),
-    );
+  if (!r.success) throw new InputError(`endpoints file ${file}: ` + formatIssues(r.error, { root: '(file)' }));
   // Keep what the person wrote (not the defaults) so the history shows their file.
   return raw as EndpointConfig[];
 }
@@ -237,7 +242,6 @@ export function sweepInputFromOptions(opts: SweepInputOptions): SweepInput {
   if (opts.full) input.incremental = false;
   if (opts.pageSize) input.pageSize = positiveInt(opts.pageSize, '--page-size');
   if (opts.concurrency) input.concurrency = positiveInt(opts.concurrency, '--concurrency');
-  const p = parseSweepInput(input);
-  if (!p.ok) throw new InputError(`Invalid sweep input: ${p.message}`);
+  // Validated once, where it is sent: sweepStartOptions (start, schedules) and validSweepInput (plan).
   return input as SweepInput;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formatIssues, issueFields } from './issues';
 import { AgentName, ProposalChange, ProposalKind } from './proposal';
 import { parseDuration, readDuration } from './durations';
 
@@ -233,11 +234,7 @@ export function parseSweepInput(
 ): { ok: true; value: SweepConfig } | { ok: false; fields: string[]; message: string } {
   const r = SweepInput.safeParse(raw);
   if (!r.success) {
-    const fields = [...new Set(r.error.issues.map((i) => (i.path.length ? i.path.join('.') : '(input)')))];
-    const message = r.error.issues
-      .map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`)
-      .join('; ');
-    return { ok: false, fields, message };
+    return { ok: false, fields: issueFields(r.error), message: formatIssues(r.error) };
   }
   const review = r.data.review ?? (r.data.endpoints.length > 0 ? 'model' : 'mechanical');
   const agentBackend = r.data.agentBackend ?? (r.data.endpoints.length > 0 ? 'model' : 'rules');

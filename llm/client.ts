@@ -1,5 +1,6 @@
 import OpenAI, { APIError, APIConnectionTimeoutError, APIUserAbortError, APIConnectionError } from 'openai';
 import { z } from 'zod';
+import { formatIssues } from '../domain/issues';
 import {
   MalformedOutputError,
   ProviderAuthError,
@@ -220,7 +221,7 @@ export async function callStructured<T, A = T>(call: StructuredCall<T, A>): Prom
       status: 200,
       body: content,
       requestId,
-      issues: v.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
+      issues: formatIssues(v.error, { root: '(root)', separator: '\n', limit: 20 }).split('\n'),
     });
   }
   return { output: v.data, requestId, usage };

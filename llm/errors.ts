@@ -77,6 +77,8 @@ function classificationDetails(c: ThrottleClassification): ProviderErrorDetails 
 }
 
 /** Base of every llm/ failure: `kind` says which; fields hold the bounded, redacted evidence. */
+const NON_RETRYABLE_KINDS: ReadonlySet<ProviderErrorKind> = new Set(['exhausted', 'auth', 'bad_request']);
+
 export class ProviderError extends Error {
   override readonly name: string = 'ProviderError';
   readonly kind: ProviderErrorKind;
@@ -100,6 +102,15 @@ export class ProviderError extends Error {
     this.requestId = init.requestId ?? null;
     this.retryAfterSeconds = finiteOrNull(init.retryAfterSeconds ?? init.classification?.retryAfterSeconds);
     if (init.classification) this.classification = init.classification;
+  }
+
+  /**
+   * Whether waiting and asking again can help: not for a spent quota or credit, a refused key or a request the
+   * provider rejects as malformed (Temporal must not retry those); for bursts, 5xx, timeouts, network errors and
+   * malformed output it can.
+   */
+  get retryable(): boolean {
+    return !NON_RETRYABLE_KINDS.has(this.kind);
   }
 
   /** Plain JSON-safe summary for Temporal failure details; holds no credentials. */

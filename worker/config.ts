@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { TASK_QUEUE } from '../domain/ids';
+import { formatIssues } from '../domain/issues';
 import { defaultStateDir } from '../activities/paths';
 
 const intFromEnv = (min: number, max: number) =>
@@ -76,13 +77,15 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   const r = WorkerEnv.safeParse(env);
   if (!r.success) {
     throw new ConfigError(
-      'Invalid worker configuration:\n' + r.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n'),
+      'Invalid worker configuration:\n' + formatIssues(r.error, { root: '(config)', separator: '\n', prefix: '  ' }),
     );
   }
-  const c = loadClientConnectConfig();
+  // The Temporal connection from the same environment (its TEMPORAL_* variables and profile file), read here once.
+  const vars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+  const c = loadClientConnectConfig({ overrideEnvVars: vars });
   return {
     taskQueue: r.data.ARGUS_TASK_QUEUE,
-    stateDir: r.data.ARGUS_STATE_DIR ?? defaultStateDir(),
+    stateDir: defaultStateDir(env),
     stateUrl: r.data.ARGUS_STATE_URL || undefined,
     stateSchema: r.data.ARGUS_STATE_SCHEMA,
     maxConcurrentActivityTaskExecutions: r.data.ARGUS_MAX_CONCURRENT_ACTIVITIES,
@@ -92,10 +95,10 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
       ? { metrics: { port: r.data.ARGUS_METRICS_PORT, host: r.data.ARGUS_METRICS_HOST ?? DEFAULT_METRICS_HOST } }
       : {}),
     ...(r.data.ARGUS_OTEL_ENDPOINT ? { tracing: { tracesUrl: otlpTracesUrl(r.data.ARGUS_OTEL_ENDPOINT) } } : {}),
-    namespace: c.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
+    namespace: c.namespace ?? env.TEMPORAL_NAMESPACE ?? 'default',
     connection: {
       ...c.connectionOptions,
-      address: c.connectionOptions.address ?? process.env.TEMPORAL_ADDRESS ?? 'localhost:7233',
+      address: c.connectionOptions.address ?? env.TEMPORAL_ADDRESS ?? 'localhost:7233',
     },
   };
 }

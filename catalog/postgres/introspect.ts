@@ -3,6 +3,7 @@
 // REPEATABLE READ READ ONLY transaction so a page is one consistent snapshot.
 import type { ClientBase } from 'pg';
 import { CatalogEntity, type CatalogColumn, type CatalogEntityInput } from '../../domain/catalog';
+import { formatIssues } from '../../domain/issues';
 
 /** pg_class.relkind values that become entities; partitions (relispartition) are folded into their root. */
 export const ENTITY_RELKINDS = ['r', 'p', 'v', 'm'] as const;
@@ -283,7 +284,7 @@ async function readInSnapshot(client: ClientBase, ids: string[]): Promise<PgCata
     if (!parsed.success) {
       page.invalid.push({
         id,
-        message: `${id}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(entity)'} ${i.message}`).join('; ')}`,
+        message: `${id}: ${formatIssues(parsed.error, { root: '(entity)' })}`,
       });
       continue;
     }

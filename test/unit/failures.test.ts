@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { APIUserAbortError } from 'openai';
-import { toApplicationFailure } from '../../activities/failures';
+import { nonRetryableFailure, toApplicationFailure } from '../../activities/failures';
 import { FailureType } from '../../domain/ids';
 import { ProviderError, type ProviderErrorKind } from '../../llm/errors';
 import { SK } from '../support/fake-secrets';
@@ -50,5 +50,35 @@ describe('toApplicationFailure', () => {
     expect(toApplicationFailure(abort)).toBe(abort);
     expect(toApplicationFailure(plain)).toBe(plain);
     expect(toApplicationFailure('text')).toBe('text');
+  });
+});
+
+describe("ProviderError.retryable and failures of ARGUS's own making", () => {
+  test.each<[ProviderErrorKind, boolean]>([
+    ['burst', true],
+    ['server', true],
+    ['network', true],
+    ['timeout', true],
+    ['malformed_output', true],
+    ['exhausted', false],
+    ['auth', false],
+    ['bad_request', false],
+  ])('%s: retryable %s, and the failure agrees', (kind, retryable) => {
+    const e = provider(kind);
+    expect(e.retryable).toBe(retryable);
+    expect((toApplicationFailure(e) as ApplicationFailure).nonRetryable).toBe(!retryable);
+  });
+
+  test('nonRetryableFailure: the type, the message as given, details when there are some', () => {
+    const f = nonRetryableFailure(FailureType.InvalidCatalog, 'no such file: /data/x.json');
+    expect({ type: f.type, message: f.message, nonRetryable: f.nonRetryable }).toEqual({
+      type: FailureType.InvalidCatalog,
+      message: 'no such file: /data/x.json',
+      nonRetryable: true,
+    });
+    expect(f.details ?? []).toEqual([]);
+    expect(nonRetryableFailure(FailureType.BudgetExhausted, 'spent', { endpointId: 'a' }).details).toEqual([
+      { endpointId: 'a' },
+    ]);
   });
 });
