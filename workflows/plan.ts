@@ -1,9 +1,9 @@
-import { ApplicationFailure, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
+import { proxyActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { ModelActivities } from '../activities/model-activities';
 import type { SweepPlan } from '../activities/plan';
 import { parseSweepInput } from '../domain/sweep';
-import { FailureType } from '../domain/ids';
 import { REPORT_OPTIONS } from './activities';
+import { invalidInput } from './failures';
 
 const { planSweep } = proxyActivities<ModelActivities>(REPORT_OPTIONS);
 
@@ -14,13 +14,7 @@ const { planSweep } = proxyActivities<ModelActivities>(REPORT_OPTIONS);
  */
 export async function planSweepWorkflow(raw: unknown): Promise<SweepPlan> {
   const parsed = parseSweepInput(raw);
-  if (!parsed.ok)
-    throw ApplicationFailure.create({
-      type: FailureType.InvalidSweepInput,
-      nonRetryable: true,
-      message: `Invalid sweep input: ${parsed.message}`,
-      details: [{ fields: parsed.fields }],
-    });
+  if (!parsed.ok) throw invalidInput('sweep input', parsed);
   const plan = await planSweep.executeWithOptions({ ...REPORT_OPTIONS, summary: 'plan the model work' }, [
     { sweep: raw },
   ]);

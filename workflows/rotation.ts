@@ -1,6 +1,5 @@
 import {
-  ActivityFailure,
-  ApplicationFailure,
+  type ApplicationFailure,
   isCancellation,
   patched,
   proxyActivities,
@@ -11,6 +10,7 @@ import type { EndpointConfig, SweepConfig } from '../domain/sweep';
 import type { RetiredEndpoint } from '../domain/report';
 import { FailureType } from '../domain/ids';
 import { NON_RETRYABLE } from './activities';
+import { applicationFailureOf } from './failures';
 
 /**
  * Model activities: one model call each. The retry policy is the whole retry loop: bursts wait the
@@ -44,12 +44,6 @@ export type RotationOutcome<T> =
   | { ok: true; value: T; endpointId: string }
   | { ok: false; breaker: true; message: string }
   | { ok: false; breaker: false; category: string; retryable: boolean; message: string };
-
-function appFailure(err: unknown): ApplicationFailure | undefined {
-  let c: unknown = err;
-  while (c instanceof ActivityFailure) c = c.cause;
-  return c instanceof ApplicationFailure ? c : undefined;
-}
 
 function retiredFrom(endpointId: string, f: ApplicationFailure, reason: string): RetiredEndpoint {
   const d = (f.details?.[0] ?? {}) as Record<string, unknown>;
@@ -106,7 +100,7 @@ export class Rotation {
       try {
         return { ok: true, value: await attempt(ep, this.retiredIds()), endpointId: ep.id };
       } catch (err) {
-        const f = appFailure(err);
+        const f = applicationFailureOf(err);
         if (f?.type === FailureType.BudgetExhausted) {
           this.retire(
             retiredFrom(

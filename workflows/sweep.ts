@@ -2,8 +2,6 @@ import {
   ApplicationFailure,
   allHandlersFinished,
   condition,
-  ActivityFailure,
-  ChildWorkflowFailure,
   ParentClosePolicy,
   continueAsNew,
   executeChild,
@@ -26,9 +24,10 @@ import {
 } from '../domain/sweep';
 import type { EntityFailure, AgentName } from '../domain/proposal';
 import type { DeferredEntities, IncrementalSummary, RetiredEndpoint, SweepReport } from '../domain/report';
-import { FailureType, arbiterWorkflowId } from '../domain/ids';
+import { arbiterWorkflowId } from '../domain/ids';
 import { catalogActivities, reportActivities, CATALOG_OPTIONS, REPORT_OPTIONS } from './activities';
 import { arbiterWorkflow } from './arbiter';
+import { failureOf, invalidInput } from './failures';
 import {
   progressQuery,
   pendingReviewsQuery,
@@ -101,18 +100,6 @@ function pageEntities(ids: string[], first: number, count: number): string[] {
   return ids.length > 0 ? ids : Array.from({ length: count }, (_, i) => `#${first + i}`);
 }
 
-function failureOf(err: unknown): { category: string; retryable: boolean; message: string } {
-  let cause: unknown = err;
-  while (cause instanceof ActivityFailure || cause instanceof ChildWorkflowFailure) cause = cause.cause ?? cause;
-  if (cause instanceof ApplicationFailure)
-    return { category: cause.type ?? 'ApplicationFailure', retryable: !cause.nonRetryable, message: cause.message };
-  return {
-    category: (cause as Error)?.name ?? 'Error',
-    retryable: true,
-    message: String((cause as Error)?.message ?? cause),
-  };
-}
-
 /** An entity's failure when every endpoint failed it: the breaker (budgets spent) or the last endpoint's error. */
 function rotationFailure(
   entity: string,
@@ -124,17 +111,6 @@ function rotationFailure(
     : { entity, stage, category: r.category, retryable: r.retryable, message: r.message };
 }
 
-function invalidInput(raw: unknown): never {
-  const parsed = parseSweepInput(raw);
-  if (parsed.ok) throw new Error('unreachable');
-  throw ApplicationFailure.create({
-    type: FailureType.InvalidSweepInput,
-    nonRetryable: true,
-    message: `Invalid sweep input: ${parsed.message}`,
-    details: [{ fields: parsed.fields }],
-  });
-}
-
 /**
  * A sweep over one catalog. Input: SweepInput (smallest: `{"catalog":{"kind":"demo"}}`); invalid input fails
  * at once with non-retryable `InvalidSweepInput` naming the fields. Pages of entities fan out to agent
@@ -143,7 +119,7 @@ function invalidInput(raw: unknown): never {
  */
 export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<SweepReport> {
   const parsed = parseSweepInput(raw);
-  if (!parsed.ok) invalidInput(raw);
+  if (!parsed.ok) throw invalidInput('sweep input', parsed);
   const cfg: SweepConfig = parsed.value;
   const info = workflowInfo();
   const sweepId = info.workflowId;
