@@ -3,8 +3,8 @@ import type { ReviewMode, EndpointConfig } from '../domain/sweep';
 import type { Outcome } from '../domain/proposal';
 import type { RetiredEndpoint } from '../domain/report';
 import { FailureType } from '../domain/ids';
-import { catalogActivities, CATALOG_OPTIONS } from './activities';
-import { Rotation, modelActivities, modelActivityOptions, pool, restPlanner, type RotationOutcome } from './rotation';
+import { catalogActivities, modelActivities, modelActivityOptions, CATALOG_OPTIONS } from './activities';
+import { Rotation, pool, restPlanner, type RotationOutcome } from './rotation';
 import { sendPlannedBatches } from './lead-batches';
 
 export interface ArbiterInput {

@@ -1,44 +1,8 @@
-import {
-  type ApplicationFailure,
-  isCancellation,
-  patched,
-  proxyActivities,
-  type ActivityOptions,
-} from '@temporalio/workflow';
-import type { ModelActivities } from '../activities/model-activities';
-import type { EndpointConfig, SweepConfig } from '../domain/sweep';
+import { type ApplicationFailure, isCancellation, patched } from '@temporalio/workflow';
+import type { EndpointConfig } from '../domain/sweep';
 import type { RetiredEndpoint } from '../domain/report';
 import { FailureType } from '../domain/ids';
-import { NON_RETRYABLE } from './activities';
 import { applicationFailureOf } from './failures';
-
-/**
- * Model activities: one model call each. The retry policy is the whole retry loop: bursts wait the
- * provider's stated delay (nextRetryDelay), 5xx/timeouts/malformed output retry up to the bound,
- * BudgetExhausted/auth/bad request never retry. `throttleAttemptsBeforeRotation` bounds the attempts.
- */
-export function modelActivityOptions(
-  cfg: Pick<SweepConfig, 'throttleAttemptsBeforeRotation' | 'endpoints'>,
-): ActivityOptions {
-  const slowest = Math.max(60_000, ...cfg.endpoints.map((e) => e.timeoutMs));
-  return {
-    startToCloseTimeout: slowest + 90_000,
-    // The call beats every second while it waits on the provider (activities/heartbeat.ts): a worker that
-    // dies mid-call is noticed in ~10 s instead of holding the entity until startToClose.
-    heartbeatTimeout: '10s',
-    retry: {
-      initialInterval: '500ms',
-      backoffCoefficient: 2,
-      maximumInterval: '20s',
-      maximumAttempts: cfg.throttleAttemptsBeforeRotation,
-      nonRetryableErrorTypes: NON_RETRYABLE,
-    },
-  };
-}
-
-export function modelActivities(cfg: Pick<SweepConfig, 'throttleAttemptsBeforeRotation' | 'endpoints'>) {
-  return proxyActivities<ModelActivities>(modelActivityOptions(cfg));
-}
 
 export type RotationOutcome<T> =
   | { ok: true; value: T; endpointId: string }

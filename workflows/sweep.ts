@@ -25,7 +25,14 @@ import {
 import type { EntityFailure, AgentName } from '../domain/proposal';
 import type { DeferredEntities, IncrementalSummary, RetiredEndpoint, SweepReport } from '../domain/report';
 import { arbiterWorkflowId } from '../domain/ids';
-import { catalogActivities, reportActivities, CATALOG_OPTIONS, REPORT_OPTIONS } from './activities';
+import {
+  catalogActivities,
+  reportActivities,
+  modelActivities,
+  modelActivityOptions,
+  CATALOG_OPTIONS,
+  REPORT_OPTIONS,
+} from './activities';
 import { arbiterWorkflow } from './arbiter';
 import { failureOf, invalidInput } from './failures';
 import {
@@ -37,7 +44,7 @@ import {
   type PendingReview,
   type ReviewUpdateInput,
 } from './messages';
-import { Rotation, modelActivities, modelActivityOptions, pool, restPlanner, type RotationOutcome } from './rotation';
+import { Rotation, pool, restPlanner, type RotationOutcome } from './rotation';
 import { sendPlannedBatches, type BatchPlan } from './lead-batches';
 
 /** State carried across continue-as-new: counts and ids only, never proposals or schemas. */
