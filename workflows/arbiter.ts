@@ -4,8 +4,8 @@ import type { Outcome } from '../domain/proposal';
 import type { RetiredEndpoint } from '../domain/report';
 import { FailureType } from '../domain/ids';
 import { catalogActivities, modelActivities, modelActivityOptions, CATALOG_OPTIONS } from './activities';
-import { Rotation, pool, restPlanner, type RotationOutcome } from './rotation';
-import { sendPlannedBatches } from './lead-batches';
+import { Rotation, type RotationOutcome } from './rotation';
+import { batchesThenAlone } from './batches';
 
 export interface ArbiterInput {
   sweepId: string;
@@ -71,7 +71,6 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
     const modelOptions = modelActivityOptions(modelCfg);
     const unreviewed: Outcome[] = [];
     let done = 0;
-    let alone = entities;
     // Proposals every endpoint failed to review: not reviewed, with why (the breaker's message or the error).
     const notReviewed = (proposalIds: string[], r: Extract<RotationOutcome<unknown>, { ok: false }>) => {
       const reason = r.breaker ? rotation.breakerMessage() : `model review failed (${r.category}): ${r.message}`;
@@ -82,9 +81,11 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
       setCurrentDetails(
         `Page ${input.pageIndex}: model review ${done}/${entities.length} entities${rotation.breakerTripped ? ' — breaker open' : ''}`,
       );
-    const batching = (input.modelBatch?.entities ?? 1) > 1 && patched('model-batches-v1');
-    if (batching) {
-      const planBatches = (skip: string[]) =>
+    await batchesThenAlone({
+      entities,
+      maxEntities: input.modelBatch?.entities ?? 1,
+      concurrency: input.modelConcurrency,
+      plan: (skip) =>
         models.planModelBatches.executeWithOptions(
           {
             ...CATALOG_OPTIONS,
@@ -103,72 +104,68 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
               ...(skip.length ? { skip } : {}),
             },
           ],
-        );
-      const plan = await planBatches([]);
-      const lacking: string[] = [];
-      const replan = restPlanner(planBatches);
-      await sendPlannedBatches(plan, replan, (batches) =>
-        pool(batches, input.modelConcurrency, async ({ items: ids, batch }) => {
-          const passed = Object.fromEntries(ids.map((id) => [id, gate.passed[id] ?? []]));
-          const count = ids.reduce((n, id) => n + (gate.passed[id]?.length ?? 0), 0);
-          const r = await rotation.run((endpoint, retired) =>
-            models.reviewBatchWithModel.executeWithOptions(
-              { ...modelOptions, summary: `review ${count} proposals of ${ids.length} entities on ${endpoint.id}` },
-              [
-                {
-                  sweepId: input.sweepId,
-                  ledgerKey: input.ledgerKey,
-                  pageIndex: input.pageIndex,
-                  batch,
-                  passed,
-                  endpoint,
-                  retired,
-                },
-              ],
-            ),
-          );
-          if (r.ok) {
-            result.approved += r.value.approved;
-            result.rejected += r.value.rejected;
-            lacking.push(...r.value.missing);
-            done += ids.length - r.value.missing.length;
-          } else {
-            notReviewed(
-              ids.flatMap((id) => gate.passed[id] ?? []),
-              r,
-            );
-            done += ids.length;
-          }
-          showProgress();
-        }),
-      );
-      // What a batch answer lacked is reviewed alone, one call per entity.
-      alone = lacking.sort();
-    }
-    await pool(alone, input.modelConcurrency, async (entityId) => {
-      const proposalIds = gate.passed[entityId] ?? [];
-      const r = await rotation.run((endpoint, retired) =>
-        models.reviewEntityWithModel.executeWithOptions(
-          { ...modelOptions, summary: `review ${proposalIds.length} proposals of ${entityId} on ${endpoint.id}` },
-          [
-            {
-              sweepId: input.sweepId,
-              ledgerKey: input.ledgerKey,
-              pageIndex: input.pageIndex,
-              entityId,
-              proposalIds,
-              endpoint,
-              retired,
-            },
-          ],
         ),
-      );
-      if (r.ok) {
-        result.approved += r.value.approved;
-        result.rejected += r.value.rejected;
-      } else notReviewed(proposalIds, r);
-      done++;
-      showProgress();
+      batch: async (ids, batch) => {
+        const passed = Object.fromEntries(ids.map((id) => [id, gate.passed[id] ?? []]));
+        const count = ids.reduce((n, id) => n + (gate.passed[id]?.length ?? 0), 0);
+        const r = await rotation.run((endpoint, retired) =>
+          models.reviewBatchWithModel.executeWithOptions(
+            { ...modelOptions, summary: `review ${count} proposals of ${ids.length} entities on ${endpoint.id}` },
+            [
+              {
+                sweepId: input.sweepId,
+                ledgerKey: input.ledgerKey,
+                pageIndex: input.pageIndex,
+                batch,
+                passed,
+                endpoint,
+                retired,
+              },
+            ],
+          ),
+        );
+        let missing: string[] = [];
+        if (r.ok) {
+          result.approved += r.value.approved;
+          result.rejected += r.value.rejected;
+          missing = r.value.missing;
+          done += ids.length - missing.length;
+        } else {
+          notReviewed(
+            ids.flatMap((id) => gate.passed[id] ?? []),
+            r,
+          );
+          done += ids.length;
+        }
+        showProgress();
+        // What a batch answer lacked is reviewed alone, one call per entity.
+        return missing;
+      },
+      alone: async (entityId) => {
+        const proposalIds = gate.passed[entityId] ?? [];
+        const r = await rotation.run((endpoint, retired) =>
+          models.reviewEntityWithModel.executeWithOptions(
+            { ...modelOptions, summary: `review ${proposalIds.length} proposals of ${entityId} on ${endpoint.id}` },
+            [
+              {
+                sweepId: input.sweepId,
+                ledgerKey: input.ledgerKey,
+                pageIndex: input.pageIndex,
+                entityId,
+                proposalIds,
+                endpoint,
+                retired,
+              },
+            ],
+          ),
+        );
+        if (r.ok) {
+          result.approved += r.value.approved;
+          result.rejected += r.value.rejected;
+        } else notReviewed(proposalIds, r);
+        done++;
+        showProgress();
+      },
     });
     if (unreviewed.length) {
       await catalogActivities.recordOutcomes({

@@ -1,4 +1,4 @@
-import { type ApplicationFailure, isCancellation, patched } from '@temporalio/workflow';
+import type { ApplicationFailure } from '@temporalio/workflow';
 import type { EndpointConfig } from '../domain/sweep';
 import type { RetiredEndpoint } from '../domain/report';
 import { FailureType } from '../domain/ids';
@@ -89,34 +89,4 @@ export class Rotation {
       }
     }
   }
-}
-
-/** Run async work over items with at most `limit` in flight (deterministic order of starts). */
-export async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let i = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (i < items.length) {
-      const item = items[i++] as T;
-      await fn(item);
-    }
-  });
-  await Promise.all(lanes);
-}
-
-/**
- * How a workflow plans the rest of a page's batches after a provisional plan's lead batches
- * (workflows/lead-batches.ts): `plan` given what was sent, or null when it cannot be made (the first plan's batches
- * are then sent as they were; a cancelled sweep stays cancelled). Null for a workflow that started before this
- * existed (patch `model-batches-lead-v1`): it sends its first plan whole.
- */
-export function restPlanner<P>(plan: (skip: string[]) => Promise<P>): ((skip: string[]) => Promise<P | null>) | null {
-  if (!patched('model-batches-lead-v1')) return null;
-  return async (skip) => {
-    try {
-      return await plan(skip);
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      return null;
-    }
-  };
 }

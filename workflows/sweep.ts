@@ -44,8 +44,8 @@ import {
   type PendingReview,
   type ReviewUpdateInput,
 } from './messages';
-import { Rotation, pool, restPlanner, type RotationOutcome } from './rotation';
-import { sendPlannedBatches, type BatchPlan } from './lead-batches';
+import { Rotation, type RotationOutcome } from './rotation';
+import { batchesThenAlone } from './batches';
 
 /** State carried across continue-as-new: counts and ids only, never proposals or schemas. */
 export interface SweepCarry {
@@ -319,9 +319,12 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
    * activity per entity and agent; rotating endpoints; the breaker stops all calls.
    */
   async function runModelAgent(pageIndex: number, ids: string[], agent: AgentName): Promise<void> {
-    let alone = ids;
-    if (cfg.modelBatch.entities > 1 && patched('model-batches-v1')) {
-      const planBatches = (skip: string[]) =>
+    const step = (summary: string) => ({ ...modelOptions, summary });
+    await batchesThenAlone({
+      entities: ids,
+      maxEntities: cfg.modelBatch.entities,
+      concurrency: cfg.modelConcurrency,
+      plan: (skip) =>
         models.planModelBatches.executeWithOptions(
           { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: batch ${agent}${skip.length ? ' (the rest)' : ''}` },
           [
@@ -336,39 +339,30 @@ export async function sweepWorkflow(raw: unknown, carry?: SweepCarry): Promise<S
               ...(skip.length ? { skip } : {}),
             },
           ],
-        );
-      let plan: BatchPlan<string>;
-      try {
-        plan = await planBatches([]);
-      } catch (err) {
+        ),
+      planFailed: (err) => {
         const f = failureOf(err);
         addFailures(ids.map((entity) => ({ entity, stage: agent, ...f })));
-        return;
-      }
-      const lacking: string[] = [];
-      const replan = restPlanner(planBatches);
-      await sendPlannedBatches(plan, replan, (batches) =>
-        pool(batches, cfg.modelConcurrency, async ({ items: entityIds, batch }) => {
-          const r = await rotation.run((endpoint, retired) =>
-            models.modelAgentOnBatch.executeWithOptions(
-              { ...modelOptions, summary: `${agent} on ${entityIds.length} entities via ${endpoint.id}` },
-              [{ sweepId, ledgerKey: state.ledgerKey, pageIndex, batch, entityIds, agent, endpoint, retired }],
-            ),
-          );
-          if (r.ok) lacking.push(...r.value.missing);
-          else addFailures(entityIds.map((entity) => rotationFailure(entity, agent, r)));
-        }),
-      );
-      alone = lacking.sort();
-    }
-    await pool(alone, cfg.modelConcurrency, async (entityId) => {
-      const r = await rotation.run((endpoint, retired) =>
-        models.modelAgentOnEntity.executeWithOptions(
-          { ...modelOptions, summary: `${agent} on ${entityId} via ${endpoint.id}` },
-          [{ sweepId, ledgerKey: state.ledgerKey, pageIndex, entityId, agent, endpoint, retired }],
-        ),
-      );
-      if (!r.ok) addFailures([rotationFailure(entityId, agent, r)]);
+      },
+      batch: async (entityIds, batch) => {
+        const r = await rotation.run((endpoint, retired) =>
+          models.modelAgentOnBatch.executeWithOptions(
+            step(`${agent} on ${entityIds.length} entities via ${endpoint.id}`),
+            [{ sweepId, ledgerKey: state.ledgerKey, pageIndex, batch, entityIds, agent, endpoint, retired }],
+          ),
+        );
+        if (r.ok) return r.value.missing;
+        addFailures(entityIds.map((entity) => rotationFailure(entity, agent, r)));
+        return [];
+      },
+      alone: async (entityId) => {
+        const r = await rotation.run((endpoint, retired) =>
+          models.modelAgentOnEntity.executeWithOptions(step(`${agent} on ${entityId} via ${endpoint.id}`), [
+            { sweepId, ledgerKey: state.ledgerKey, pageIndex, entityId, agent, endpoint, retired },
+          ]),
+        );
+        if (!r.ok) addFailures([rotationFailure(entityId, agent, r)]);
+      },
     });
     progress.retiredEndpoints = rotation.retiredIds();
     progress.breakerTripped = rotation.breakerTripped;
