@@ -1,54 +1,23 @@
-import { ApplicationFailure, patched, setCurrentDetails, upsertMemo } from '@temporalio/workflow';
-import type { ReviewMode, EndpointConfig } from '../domain/sweep';
+import { patched, setCurrentDetails, upsertMemo } from '@temporalio/workflow';
+import { parseArbiterInput, type ArbiterInput, type ArbiterResult } from '../domain/arbiter';
 import type { Outcome } from '../domain/proposal';
-import type { RetiredEndpoint } from '../domain/report';
-import { FailureType } from '../domain/ids';
 import { catalogActivities, modelActivities, modelActivityOptions, CATALOG_OPTIONS } from './activities';
 import { Rotation, type RotationOutcome } from './rotation';
 import { batchesThenAlone } from './batches';
-
-export interface ArbiterInput {
-  sweepId: string;
-  ledgerKey: string;
-  pageIndex: number;
-  mode: ReviewMode;
-  endpoints: EndpointConfig[];
-  /** Endpoints the sweep has already retired (with their evidence): never called again in this sweep. */
-  retired: RetiredEndpoint[];
-  modelConcurrency: number;
-  throttleAttemptsBeforeRotation: number;
-  /** Entities per review call and their evidence's token budget (absent, or 1 entity: one call per entity). */
-  modelBatch?: { entities: number; promptTokens: number };
-}
-
-export interface ArbiterResult {
-  approved: number;
-  rejected: number;
-  notReviewed: number;
-  /** Every endpoint retired so far, including those this child retired. */
-  retired: RetiredEndpoint[];
-}
+import { invalidInput } from './failures';
 
 /**
  * Reviews one page of proposals. The mechanical gate runs first in both modes and is the whole review in
  * mechanical mode. In model mode what the gate approves goes to the model, several entities per call (an
  * entity a batch answer lacks is reviewed alone); a model
  * lost mid-run leaves those proposals `not_reviewed` ("model budget exhausted"), never approved and never
- * sent back to the gate. Outcomes go to the sweep ledger; the result carries counts.
+ * sent back to the gate. Outcomes go to the sweep ledger; the result carries counts. Input: ArbiterInput
+ * (domain/arbiter.ts), parsed once; an invalid one fails at once with non-retryable `InvalidSweepInput`.
  */
-export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResult> {
-  if (
-    !input ||
-    typeof input.ledgerKey !== 'string' ||
-    typeof input.pageIndex !== 'number' ||
-    !Array.isArray(input.retired)
-  ) {
-    throw ApplicationFailure.create({
-      type: FailureType.InvalidSweepInput,
-      nonRetryable: true,
-      message: 'arbiterWorkflow needs ledgerKey, pageIndex and retired',
-    });
-  }
+export async function arbiterWorkflow(given: ArbiterInput): Promise<ArbiterResult> {
+  const parsed = parseArbiterInput(given);
+  if (!parsed.ok) throw invalidInput('arbiter input', parsed);
+  const input = parsed.value;
   setCurrentDetails(`Reviewing page ${input.pageIndex} (${input.mode} review): mechanical gate`);
   const gate = await catalogActivities.reviewPageMechanically.executeWithOptions(
     { ...CATALOG_OPTIONS, summary: `page ${input.pageIndex}: mechanical gate` },
