@@ -14,7 +14,7 @@ export async function planSweepWorkflow(raw: unknown): Promise<SweepPlan> {
   if (!parsed.ok) throw invalidInput('sweep input', parsed);
   const plan = await planActivities.planSweep.executeWithOptions(
     { ...REPORT_OPTIONS, summary: 'plan the model work' },
-    [{ sweep: raw }],
+    [{ config: parsed.value }],
   );
   setCurrentDetails(`**Plan: ${plan.verdict.replace(/_/g, ' ')}**\n\n${plan.text}`);
   return plan;

@@ -18,12 +18,7 @@ import type { SweepCarry } from './state';
  * incremental-v1), fit a `fitBudget` sweep to what its endpoints have left, and size the pages. A catalog that
  * cannot be opened fails the sweep at once, non-retryable, with the root cause. Returns the state to carry on.
  */
-export async function openSweep(
-  cfg: SweepConfig,
-  input: unknown,
-  sweepId: string,
-  progress: SweepProgress,
-): Promise<SweepCarry> {
+export async function openSweep(cfg: SweepConfig, sweepId: string, progress: SweepProgress): Promise<SweepCarry> {
   const ledgerKey = `${sweepId}@${workflowInfo().firstExecutionRunId}`;
   let opened: { catalogName: string; entityCount: number };
   try {
@@ -71,7 +66,7 @@ export async function openSweep(
     // Plan before any call; sweep what fits (the plan stores the choice as the sweep's selection).
     const plan = await planActivities.planSweep.executeWithOptions(
       { ...REPORT_OPTIONS, summary: 'fit the sweep to its model budget' },
-      [{ sweep: input, ledgerKey }],
+      [{ config: cfg, ledgerKey }],
     );
     judge(plan.fitting);
     if (state.incremental) state.incremental.rounds = [{ firstPage: 0, count: plan.fitting }];

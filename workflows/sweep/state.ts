@@ -7,6 +7,11 @@ import { Rotation } from '../rotation';
 
 /** State carried across continue-as-new: counts and ids only, never proposals or schemas. */
 export interface SweepCarry {
+  /**
+   * What the execution's first argument holds: `config`, the SweepConfig the previous execution parsed; absent,
+   * the raw SweepInput (carries written before the sweep parsed its input once per run).
+   */
+  input?: 'config';
   ledgerKey: string;
   catalogName: string;
   entityCount: number;
@@ -58,6 +63,14 @@ export interface ReviewCarry {
 }
 
 const MAX_CARRIED_FAILURES = 200;
+
+/**
+ * What this execution hands the next when it continues as new, beside the parsed config (`input: 'config'` says
+ * the first argument is one): its state, one execution on, and what waits for people (`review`).
+ */
+export function carryOn(state: SweepCarry, review: ReviewCarry | undefined): SweepCarry {
+  return { ...state, input: 'config', execution: state.execution + 1, ...(review ? { review } : {}) };
+}
 
 /** The live progress (the `progress` query), going on from what the previous execution carried. */
 export function startProgress(cfg: SweepConfig, carry: SweepCarry | undefined): SweepProgress {
