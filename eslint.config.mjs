@@ -16,7 +16,8 @@ const nodeGlobals = Object.fromEntries(
 // Workflow code is replayed and must be deterministic: no I/O, no Node built-ins, and only *types*
 // from the layers that touch the world (activities are called through proxyActivities).
 const nodeBuiltins = [...new Set(builtinModules.map((m) => m.replace(/^node:/, '')))];
-const workflowImportRules = {
+// `depth`: how deep below the root the file is (1 for workflows/x.ts, 2 for workflows/sweep/x.ts).
+const workflowImportRules = (depth) => ({
   'no-restricted-imports': 'off',
   '@typescript-eslint/no-restricted-imports': [
     'error',
@@ -31,9 +32,10 @@ const workflowImportRules = {
           message: 'Workflow code is deterministic: no Node built-ins. Do the work in an activity.',
         },
         {
-          // `../activities`, `../../llm/client`, ...: the top-level folders. `./activities` is the
+          // `../activities`, `../../llm/client`, ...: the top-level folders, reached by climbing to the root.
+          // workflows/activities.ts (`./activities`, or `../activities` from workflows/sweep/) is the
           // workflow-side proxy file and stays allowed.
-          regex: '^(\\./)?(\\.\\./)+(llm|catalog|activities)(/.*)?$',
+          regex: `^(\\./)?(\\.\\./){${depth},}(llm|catalog|activities)(/.*)?$`,
           allowTypeImports: true,
           message:
             'Workflows may import only types from llm/, catalog/ and activities/ (use `import type`); call activities through proxyActivities.',
@@ -41,7 +43,7 @@ const workflowImportRules = {
       ],
     },
   ],
-};
+});
 
 export default defineConfig([
   globalIgnores(['dist/', 'node_modules/', '.argus/', '.tools/', 'coverage/', 'test-artifacts/']),
@@ -79,8 +81,12 @@ export default defineConfig([
     },
   },
   {
-    files: ['workflows/**/*.ts'],
-    rules: workflowImportRules,
+    files: ['workflows/*.ts'],
+    rules: workflowImportRules(1),
+  },
+  {
+    files: ['workflows/*/**/*.ts'],
+    rules: workflowImportRules(2),
   },
   {
     // state/ sits below activities/: activities, the worker, the CLI, tests and bench use the stores, never the

@@ -1,6 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import type { AgentName, Proposal, ProposalChange } from '../domain/proposal';
-import type { EndpointConfig } from '../domain/sweep';
+import type { EndpointConfig, SweepConfig } from '../domain/sweep';
 import { FailureType } from '../domain/ids';
 import { proposalId } from '../domain/digest';
 import { BudgetExhaustedError, ProviderBurstError, ProviderError } from '../llm/errors';
@@ -170,6 +170,21 @@ async function withProviderErrors<T>(
   }
 }
 
+/**
+ * planSweep's input: the sweep's config as its workflow parsed it. A plan scheduled by a workflow from before the
+ * workflows parsed once (still retrying when its worker was upgraded) carries the raw input (`sweep`) instead,
+ * which that workflow had validated.
+ */
+type PlanSweepInput = { config: SweepConfig; ledgerKey?: string } | { sweep: unknown; ledgerKey?: string };
+
+function configOf(input: PlanSweepInput): SweepConfig {
+  if ('config' in input) return input.config;
+  const parsed = parseSweepInput(input.sweep);
+  // Its workflow parsed this input before it scheduled the plan: failing here is a bug, never bad input.
+  if (!parsed.ok) throw new Error(`planSweep: an input its workflow accepted does not parse: ${parsed.message}`);
+  return parsed.value;
+}
+
 /** Activities that call a model: one call per activity, so Temporal's retry policy is the only retry loop. */
 export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.ProcessEnv }) {
   const store = storeOf(deps);
@@ -267,13 +282,10 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
      * what each endpoint has left (its declared budget less what ARGUS spent on that provider key today, and
      * its last long-window rate-limit headers), entity by entity in oldest-unreviewed-first order. With
      * `ledgerKey` (a sweep with fitBudget) the entities that fit are stored as the sweep's selection.
-     * Returns the bounded plan.
+     * Returns the bounded plan. Input: the sweep's config, as its workflow parsed it.
      */
-    async planSweep(input: { sweep: unknown; ledgerKey?: string }): Promise<SweepPlan> {
-      const parsed = parseSweepInput(input.sweep);
-      if (!parsed.ok)
-        throw nonRetryableFailure(FailureType.InvalidSweepInput, `Invalid sweep input: ${parsed.message}`);
-      const cfg = parsed.value;
+    async planSweep(input: PlanSweepInput): Promise<SweepPlan> {
+      const cfg = configOf(input);
       const catalog = await deps.catalogs(cfg.catalog);
       const snap = await catalog.snapshot();
       // A sweep plans on what its change detection chose; `sweep plan` works it out against the memory itself.

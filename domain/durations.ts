@@ -1,7 +1,7 @@
 /**
  * The one parser of written durations: human-review deadlines, `argus schedule create --every`, and the
  * Go-style durations providers put in rate-limit headers (llm/durations.ts). Workflow-safe: pure and
- * deterministic (workflows/sweep.ts turns the review deadline into a timer with it), no Node built-ins.
+ * deterministic (workflows/sweep/human-review.ts turns the review deadline into a timer with it), no Node built-ins.
  *
  * Grammar (Go's time.ParseDuration without the sign, plus `d`): one or more parts `<number><unit>`,
  * number `12`, `1.5`, `.5` or `1.`; unit `ns`, `us`/`µs`/`μs`, `ms`, `s`, `m`, `h`, `d` (24h), lower-case

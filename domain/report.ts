@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { EntityFailure, ProposalChange, Decision, AgentName } from './proposal';
 import type { ReviewMode } from './sweep';
 
@@ -10,17 +11,18 @@ export interface KindCounts {
 }
 
 /** Evidence kept when an endpoint was retired: the provider's own words, bounded and redacted. */
-export interface RetiredEndpoint {
-  endpointId: string;
-  reason: string;
-  window: string | null;
-  status: number | null;
-  resetAt: string | null;
-  providerMessage: string;
-  body: string;
-  requestId: string | null;
-  retiredAt: string;
-}
+export const RetiredEndpoint = z.object({
+  endpointId: z.string(),
+  reason: z.string(),
+  window: z.string().nullable(),
+  status: z.number().nullable(),
+  resetAt: z.string().nullable(),
+  providerMessage: z.string(),
+  body: z.string(),
+  requestId: z.string().nullable(),
+  retiredAt: z.string(),
+});
+export type RetiredEndpoint = z.infer<typeof RetiredEndpoint>;
 
 export interface ReportProposal {
   id: string;

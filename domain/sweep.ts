@@ -228,14 +228,17 @@ export const SweepInput = z
 export type SweepInput = z.input<typeof SweepInput>;
 export type SweepConfig = z.output<typeof SweepInput> & { review: ReviewMode; agentBackend: 'rules' | 'model' };
 
-/** Parse and apply defaults; throws a readable message naming every bad field. */
+/** An input's problems: every bad field, and one readable line naming each with what is wrong with it. */
+export function problemsOf(error: z.ZodError): { fields: string[]; message: string } {
+  return { fields: issueFields(error), message: formatIssues(error) };
+}
+
+/** Parse and apply defaults; an invalid input's problems name every bad field. */
 export function parseSweepInput(
   raw: unknown,
 ): { ok: true; value: SweepConfig } | { ok: false; fields: string[]; message: string } {
   const r = SweepInput.safeParse(raw);
-  if (!r.success) {
-    return { ok: false, fields: issueFields(r.error), message: formatIssues(r.error) };
-  }
+  if (!r.success) return { ok: false, ...problemsOf(r.error) };
   const review = r.data.review ?? (r.data.endpoints.length > 0 ? 'model' : 'mechanical');
   const agentBackend = r.data.agentBackend ?? (r.data.endpoints.length > 0 ? 'model' : 'rules');
   return { ok: true, value: { ...r.data, review, agentBackend } };

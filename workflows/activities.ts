@@ -1,5 +1,9 @@
+// Every activity proxy and retry policy of the workflows, in one place: Temporal owns the retries (llm/ has none
+// of its own), so what may be retried, how often and how long an attempt may take is all said here.
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { SweepActivities } from '../activities/sweep-activities';
+import type { ModelActivities } from '../activities/model-activities';
+import type { SweepConfig } from '../domain/sweep';
 import { FailureType } from '../domain/ids';
 
 // Failure types that no retry can fix: retrying them only burns time (or quota).
@@ -45,4 +49,34 @@ export const REPORT_OPTIONS: ActivityOptions = {
 };
 export const reportActivities = proxyActivities<SweepActivities>(REPORT_OPTIONS);
 
-export { NON_RETRYABLE };
+/** `argus sweep plan`: the plan reads the whole catalog and makes no model call, so it runs as long as a report. */
+export const planActivities = proxyActivities<ModelActivities>(REPORT_OPTIONS);
+
+/**
+ * Model activities: one model call each. The retry policy is the whole retry loop: bursts wait the
+ * provider's stated delay (nextRetryDelay), 5xx/timeouts/malformed output retry up to the bound,
+ * BudgetExhausted/auth/bad request never retry. `throttleAttemptsBeforeRotation` bounds the attempts.
+ */
+export function modelActivityOptions(
+  cfg: Pick<SweepConfig, 'throttleAttemptsBeforeRotation' | 'endpoints'>,
+): ActivityOptions {
+  const slowest = Math.max(60_000, ...cfg.endpoints.map((e) => e.timeoutMs));
+  return {
+    startToCloseTimeout: slowest + 90_000,
+    // The call beats every second while it waits on the provider (activities/heartbeat.ts): a worker that
+    // dies mid-call is noticed in ~10 s instead of holding the entity until startToClose.
+    heartbeatTimeout: '10s',
+    retry: {
+      initialInterval: '500ms',
+      backoffCoefficient: 2,
+      maximumInterval: '20s',
+      maximumAttempts: cfg.throttleAttemptsBeforeRotation,
+      nonRetryableErrorTypes: NON_RETRYABLE,
+    },
+  };
+}
+
+/** The model activities with the sweep's model retry policy (modelActivityOptions). */
+export function modelActivities(cfg: Pick<SweepConfig, 'throttleAttemptsBeforeRotation' | 'endpoints'>) {
+  return proxyActivities<ModelActivities>(modelActivityOptions(cfg));
+}

@@ -1,54 +1,23 @@
-import { ApplicationFailure, patched, setCurrentDetails, upsertMemo } from '@temporalio/workflow';
-import type { ReviewMode, EndpointConfig } from '../domain/sweep';
+import { patched, setCurrentDetails, upsertMemo } from '@temporalio/workflow';
+import { parseArbiterInput, type ArbiterInput, type ArbiterResult } from '../domain/arbiter';
 import type { Outcome } from '../domain/proposal';
-import type { RetiredEndpoint } from '../domain/report';
-import { FailureType } from '../domain/ids';
-import { catalogActivities, CATALOG_OPTIONS } from './activities';
-import { Rotation, modelActivities, modelActivityOptions, pool, restPlanner, type RotationOutcome } from './rotation';
-import { sendPlannedBatches } from './lead-batches';
-
-export interface ArbiterInput {
-  sweepId: string;
-  ledgerKey: string;
-  pageIndex: number;
-  mode: ReviewMode;
-  endpoints: EndpointConfig[];
-  /** Endpoints the sweep has already retired (with their evidence): never called again in this sweep. */
-  retired: RetiredEndpoint[];
-  modelConcurrency: number;
-  throttleAttemptsBeforeRotation: number;
-  /** Entities per review call and their evidence's token budget (absent, or 1 entity: one call per entity). */
-  modelBatch?: { entities: number; promptTokens: number };
-}
-
-export interface ArbiterResult {
-  approved: number;
-  rejected: number;
-  notReviewed: number;
-  /** Every endpoint retired so far, including those this child retired. */
-  retired: RetiredEndpoint[];
-}
+import { catalogActivities, modelActivities, modelActivityOptions, CATALOG_OPTIONS } from './activities';
+import { Rotation, type RotationOutcome } from './rotation';
+import { batchesThenAlone } from './batches';
+import { invalidInput } from './failures';
 
 /**
  * Reviews one page of proposals. The mechanical gate runs first in both modes and is the whole review in
  * mechanical mode. In model mode what the gate approves goes to the model, several entities per call (an
  * entity a batch answer lacks is reviewed alone); a model
  * lost mid-run leaves those proposals `not_reviewed` ("model budget exhausted"), never approved and never
- * sent back to the gate. Outcomes go to the sweep ledger; the result carries counts.
+ * sent back to the gate. Outcomes go to the sweep ledger; the result carries counts. Input: ArbiterInput
+ * (domain/arbiter.ts), parsed once; an invalid one fails at once with non-retryable `InvalidSweepInput`.
  */
-export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResult> {
-  if (
-    !input ||
-    typeof input.ledgerKey !== 'string' ||
-    typeof input.pageIndex !== 'number' ||
-    !Array.isArray(input.retired)
-  ) {
-    throw ApplicationFailure.create({
-      type: FailureType.InvalidSweepInput,
-      nonRetryable: true,
-      message: 'arbiterWorkflow needs ledgerKey, pageIndex and retired',
-    });
-  }
+export async function arbiterWorkflow(given: ArbiterInput): Promise<ArbiterResult> {
+  const parsed = parseArbiterInput(given);
+  if (!parsed.ok) throw invalidInput('arbiter input', parsed);
+  const input = parsed.value;
   setCurrentDetails(`Reviewing page ${input.pageIndex} (${input.mode} review): mechanical gate`);
   const gate = await catalogActivities.reviewPageMechanically.executeWithOptions(
     { ...CATALOG_OPTIONS, summary: `page ${input.pageIndex}: mechanical gate` },
@@ -71,7 +40,6 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
     const modelOptions = modelActivityOptions(modelCfg);
     const unreviewed: Outcome[] = [];
     let done = 0;
-    let alone = entities;
     // Proposals every endpoint failed to review: not reviewed, with why (the breaker's message or the error).
     const notReviewed = (proposalIds: string[], r: Extract<RotationOutcome<unknown>, { ok: false }>) => {
       const reason = r.breaker ? rotation.breakerMessage() : `model review failed (${r.category}): ${r.message}`;
@@ -82,9 +50,11 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
       setCurrentDetails(
         `Page ${input.pageIndex}: model review ${done}/${entities.length} entities${rotation.breakerTripped ? ' — breaker open' : ''}`,
       );
-    const batching = (input.modelBatch?.entities ?? 1) > 1 && patched('model-batches-v1');
-    if (batching) {
-      const planBatches = (skip: string[]) =>
+    await batchesThenAlone({
+      entities,
+      maxEntities: input.modelBatch?.entities ?? 1,
+      concurrency: input.modelConcurrency,
+      plan: (skip) =>
         models.planModelBatches.executeWithOptions(
           {
             ...CATALOG_OPTIONS,
@@ -103,72 +73,68 @@ export async function arbiterWorkflow(input: ArbiterInput): Promise<ArbiterResul
               ...(skip.length ? { skip } : {}),
             },
           ],
-        );
-      const plan = await planBatches([]);
-      const lacking: string[] = [];
-      const replan = restPlanner(planBatches);
-      await sendPlannedBatches(plan, replan, (batches) =>
-        pool(batches, input.modelConcurrency, async ({ items: ids, batch }) => {
-          const passed = Object.fromEntries(ids.map((id) => [id, gate.passed[id] ?? []]));
-          const count = ids.reduce((n, id) => n + (gate.passed[id]?.length ?? 0), 0);
-          const r = await rotation.run((endpoint, retired) =>
-            models.reviewBatchWithModel.executeWithOptions(
-              { ...modelOptions, summary: `review ${count} proposals of ${ids.length} entities on ${endpoint.id}` },
-              [
-                {
-                  sweepId: input.sweepId,
-                  ledgerKey: input.ledgerKey,
-                  pageIndex: input.pageIndex,
-                  batch,
-                  passed,
-                  endpoint,
-                  retired,
-                },
-              ],
-            ),
-          );
-          if (r.ok) {
-            result.approved += r.value.approved;
-            result.rejected += r.value.rejected;
-            lacking.push(...r.value.missing);
-            done += ids.length - r.value.missing.length;
-          } else {
-            notReviewed(
-              ids.flatMap((id) => gate.passed[id] ?? []),
-              r,
-            );
-            done += ids.length;
-          }
-          showProgress();
-        }),
-      );
-      // What a batch answer lacked is reviewed alone, one call per entity.
-      alone = lacking.sort();
-    }
-    await pool(alone, input.modelConcurrency, async (entityId) => {
-      const proposalIds = gate.passed[entityId] ?? [];
-      const r = await rotation.run((endpoint, retired) =>
-        models.reviewEntityWithModel.executeWithOptions(
-          { ...modelOptions, summary: `review ${proposalIds.length} proposals of ${entityId} on ${endpoint.id}` },
-          [
-            {
-              sweepId: input.sweepId,
-              ledgerKey: input.ledgerKey,
-              pageIndex: input.pageIndex,
-              entityId,
-              proposalIds,
-              endpoint,
-              retired,
-            },
-          ],
         ),
-      );
-      if (r.ok) {
-        result.approved += r.value.approved;
-        result.rejected += r.value.rejected;
-      } else notReviewed(proposalIds, r);
-      done++;
-      showProgress();
+      batch: async (ids, batch) => {
+        const passed = Object.fromEntries(ids.map((id) => [id, gate.passed[id] ?? []]));
+        const count = ids.reduce((n, id) => n + (gate.passed[id]?.length ?? 0), 0);
+        const r = await rotation.run((endpoint, retired) =>
+          models.reviewBatchWithModel.executeWithOptions(
+            { ...modelOptions, summary: `review ${count} proposals of ${ids.length} entities on ${endpoint.id}` },
+            [
+              {
+                sweepId: input.sweepId,
+                ledgerKey: input.ledgerKey,
+                pageIndex: input.pageIndex,
+                batch,
+                passed,
+                endpoint,
+                retired,
+              },
+            ],
+          ),
+        );
+        let missing: string[] = [];
+        if (r.ok) {
+          result.approved += r.value.approved;
+          result.rejected += r.value.rejected;
+          missing = r.value.missing;
+          done += ids.length - missing.length;
+        } else {
+          notReviewed(
+            ids.flatMap((id) => gate.passed[id] ?? []),
+            r,
+          );
+          done += ids.length;
+        }
+        showProgress();
+        // What a batch answer lacked is reviewed alone, one call per entity.
+        return missing;
+      },
+      alone: async (entityId) => {
+        const proposalIds = gate.passed[entityId] ?? [];
+        const r = await rotation.run((endpoint, retired) =>
+          models.reviewEntityWithModel.executeWithOptions(
+            { ...modelOptions, summary: `review ${proposalIds.length} proposals of ${entityId} on ${endpoint.id}` },
+            [
+              {
+                sweepId: input.sweepId,
+                ledgerKey: input.ledgerKey,
+                pageIndex: input.pageIndex,
+                entityId,
+                proposalIds,
+                endpoint,
+                retired,
+              },
+            ],
+          ),
+        );
+        if (r.ok) {
+          result.approved += r.value.approved;
+          result.rejected += r.value.rejected;
+        } else notReviewed(proposalIds, r);
+        done++;
+        showProgress();
+      },
     });
     if (unreviewed.length) {
       await catalogActivities.recordOutcomes({

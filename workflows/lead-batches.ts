@@ -20,7 +20,7 @@ export interface BatchPlan<T> {
  * was sent), on what their answers taught the worker's calibration: on a fresh worker a page's batches are
  * otherwise all sized for the longest answers, about twice as many calls as needed. When the new plan cannot be
  * made (`replan` gives null), the first plan's remaining batches are sent as they were. Pure: used by the
- * workflows (replan: restPlanner in workflows/rotation.ts) and by the bench's in-process loop.
+ * workflows (through batchesThenAlone in workflows/batches.ts) and by the bench's in-process loop.
  */
 export async function sendPlannedBatches<T>(
   plan: BatchPlan<T>,

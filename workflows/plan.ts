@@ -1,11 +1,8 @@
-import { ApplicationFailure, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
-import type { ModelActivities } from '../activities/model-activities';
+import { setCurrentDetails } from '@temporalio/workflow';
 import type { SweepPlan } from '../activities/plan';
 import { parseSweepInput } from '../domain/sweep';
-import { FailureType } from '../domain/ids';
-import { REPORT_OPTIONS } from './activities';
-
-const { planSweep } = proxyActivities<ModelActivities>(REPORT_OPTIONS);
+import { planActivities, REPORT_OPTIONS } from './activities';
+import { invalidInput } from './failures';
 
 /**
  * `argus sweep plan`: what a sweep with this input would spend on its models, before any call, and whether
@@ -14,16 +11,11 @@ const { planSweep } = proxyActivities<ModelActivities>(REPORT_OPTIONS);
  */
 export async function planSweepWorkflow(raw: unknown): Promise<SweepPlan> {
   const parsed = parseSweepInput(raw);
-  if (!parsed.ok)
-    throw ApplicationFailure.create({
-      type: FailureType.InvalidSweepInput,
-      nonRetryable: true,
-      message: `Invalid sweep input: ${parsed.message}`,
-      details: [{ fields: parsed.fields }],
-    });
-  const plan = await planSweep.executeWithOptions({ ...REPORT_OPTIONS, summary: 'plan the model work' }, [
-    { sweep: raw },
-  ]);
+  if (!parsed.ok) throw invalidInput('sweep input', parsed);
+  const plan = await planActivities.planSweep.executeWithOptions(
+    { ...REPORT_OPTIONS, summary: 'plan the model work' },
+    [{ config: parsed.value }],
+  );
   setCurrentDetails(`**Plan: ${plan.verdict.replace(/_/g, ' ')}**\n\n${plan.text}`);
   return plan;
 }

@@ -1,55 +1,13 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  isCancellation,
-  patched,
-  proxyActivities,
-  type ActivityOptions,
-} from '@temporalio/workflow';
-import type { ModelActivities } from '../activities/model-activities';
-import type { EndpointConfig, SweepConfig } from '../domain/sweep';
+import type { ApplicationFailure } from '@temporalio/workflow';
+import type { EndpointConfig } from '../domain/sweep';
 import type { RetiredEndpoint } from '../domain/report';
 import { FailureType } from '../domain/ids';
-import { NON_RETRYABLE } from './activities';
-
-/**
- * Model activities: one model call each. The retry policy is the whole retry loop: bursts wait the
- * provider's stated delay (nextRetryDelay), 5xx/timeouts/malformed output retry up to the bound,
- * BudgetExhausted/auth/bad request never retry. `throttleAttemptsBeforeRotation` bounds the attempts.
- */
-export function modelActivityOptions(
-  cfg: Pick<SweepConfig, 'throttleAttemptsBeforeRotation' | 'endpoints'>,
-): ActivityOptions {
-  const slowest = Math.max(60_000, ...cfg.endpoints.map((e) => e.timeoutMs));
-  return {
-    startToCloseTimeout: slowest + 90_000,
-    // The call beats every second while it waits on the provider (activities/heartbeat.ts): a worker that
-    // dies mid-call is noticed in ~10 s instead of holding the entity until startToClose.
-    heartbeatTimeout: '10s',
-    retry: {
-      initialInterval: '500ms',
-      backoffCoefficient: 2,
-      maximumInterval: '20s',
-      maximumAttempts: cfg.throttleAttemptsBeforeRotation,
-      nonRetryableErrorTypes: NON_RETRYABLE,
-    },
-  };
-}
-
-export function modelActivities(cfg: Pick<SweepConfig, 'throttleAttemptsBeforeRotation' | 'endpoints'>) {
-  return proxyActivities<ModelActivities>(modelActivityOptions(cfg));
-}
+import { applicationFailureOf } from './failures';
 
 export type RotationOutcome<T> =
   | { ok: true; value: T; endpointId: string }
   | { ok: false; breaker: true; message: string }
   | { ok: false; breaker: false; category: string; retryable: boolean; message: string };
-
-function appFailure(err: unknown): ApplicationFailure | undefined {
-  let c: unknown = err;
-  while (c instanceof ActivityFailure) c = c.cause;
-  return c instanceof ApplicationFailure ? c : undefined;
-}
 
 function retiredFrom(endpointId: string, f: ApplicationFailure, reason: string): RetiredEndpoint {
   const d = (f.details?.[0] ?? {}) as Record<string, unknown>;
@@ -106,7 +64,7 @@ export class Rotation {
       try {
         return { ok: true, value: await attempt(ep, this.retiredIds()), endpointId: ep.id };
       } catch (err) {
-        const f = appFailure(err);
+        const f = applicationFailureOf(err);
         if (f?.type === FailureType.BudgetExhausted) {
           this.retire(
             retiredFrom(
@@ -131,34 +89,4 @@ export class Rotation {
       }
     }
   }
-}
-
-/** Run async work over items with at most `limit` in flight (deterministic order of starts). */
-export async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let i = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (i < items.length) {
-      const item = items[i++] as T;
-      await fn(item);
-    }
-  });
-  await Promise.all(lanes);
-}
-
-/**
- * How a workflow plans the rest of a page's batches after a provisional plan's lead batches
- * (workflows/lead-batches.ts): `plan` given what was sent, or null when it cannot be made (the first plan's batches
- * are then sent as they were; a cancelled sweep stays cancelled). Null for a workflow that started before this
- * existed (patch `model-batches-lead-v1`): it sends its first plan whole.
- */
-export function restPlanner<P>(plan: (skip: string[]) => Promise<P>): ((skip: string[]) => Promise<P | null>) | null {
-  if (!patched('model-batches-lead-v1')) return null;
-  return async (skip) => {
-    try {
-      return await plan(skip);
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      return null;
-    }
-  };
 }

@@ -1,0 +1,183 @@
+import { ParentClosePolicy, executeChild, log } from '@temporalio/workflow';
+import { arbiterWorkflowId } from '../../domain/ids';
+import { catalogActivities, CATALOG_OPTIONS } from '../activities';
+import { arbiterWorkflow } from '../arbiter';
+import { failureOf } from '../failures';
+import type { Agents } from './agents';
+import type { HumanReview } from './human-review';
+import { passOf } from './incremental';
+import { pageEntities, type Sweep } from './state';
+
+/**
+ * This execution's pages, from `nextPage`: at most `concurrency` pages in flight, and at most `pagesPerRun` pages
+ * per execution (counted from `runStart`, whatever the passes), so that no history grows with the catalog.
+ */
+export async function runPages(sweep: Sweep, runStart: number, page: (pageIndex: number) => Promise<void>) {
+  const { cfg, state } = sweep;
+  const lastPage = Math.min(state.pageCount, runStart + cfg.pagesPerRun);
+  let cursor = state.nextPage;
+  const lanes = Array.from({ length: Math.min(cfg.concurrency, Math.max(1, lastPage - cursor)) }, async () => {
+    while (cursor < lastPage) {
+      const pageIndex = cursor++;
+      await page(pageIndex);
+    }
+  });
+  sweep.showProgress();
+  await Promise.all(lanes);
+  state.nextPage = lastPage;
+}
+
+/** A page as read: its place in its pass and, when the history carries them, its entities' ids. */
+interface Page {
+  index: number;
+  pass: ReturnType<typeof passOf>;
+  /** Its first entity's offset in the pass, and how many entities it holds. */
+  first: number;
+  size: number;
+  ids: string[];
+  loaded: number;
+}
+
+/**
+ * One page: read it, run the agents, review it in an `arbiterWorkflow` child, park what waits for people and
+ * write what is approved, once. A failed step becomes the named failure of the page's entities; what was not
+ * reviewed (or could not be parked) is not written.
+ */
+export async function processPage(sweep: Sweep, agents: Agents, people: HumanReview, pageIndex: number) {
+  const { cfg, state, progress } = sweep;
+  const page = await loadPage(sweep, pageIndex);
+  if (!page) return;
+  await agents.run(pageIndex, page.pass.round, page.ids, page.first, page.loaded);
+  await reviewPage(sweep, page);
+  if (cfg.humanReview) {
+    try {
+      await people.park(sweep, pageIndex, cfg.humanReview);
+    } catch (err) {
+      // What waits for people cannot be established (say, this worker lacks the page's state): write nothing
+      // of the page rather than what only the Arbiter approved.
+      const f = failPage(sweep, page, 'review', err);
+      log.warn('parking for human review failed for page; nothing of it is written', { pageIndex, error: f.message });
+      state.counts.pagesDone++;
+      if (page.pass.round === 0) state.counts.entitiesDone += page.size;
+      return;
+    }
+  }
+  await writePage(sweep, page);
+  state.counts.pagesDone++;
+  if (page.pass.round === 0) state.counts.entitiesDone += page.size;
+  Object.assign(progress, {
+    pagesDone: state.counts.pagesDone,
+    entitiesDone: state.counts.entitiesDone,
+    approved: state.counts.approved,
+    rejected: state.counts.rejected,
+    notReviewed: state.counts.notReviewed,
+    written: state.counts.written,
+    retiredEndpoints: state.retired.map((r) => r.endpointId),
+  });
+  sweep.showProgress();
+}
+
+/** Read a page into the ledger; null when it cannot be read (each of its entities then fails at `load`). */
+async function loadPage(sweep: Sweep, index: number): Promise<Page | null> {
+  const { cfg, state } = sweep;
+  const pass = passOf(state, index);
+  const first = pass.offset;
+  const size = Math.min(state.pageSize, pass.count - first);
+  // The page's ids travel through the history only when model agents fan out per entity; the other
+  // activities read them from the ledger, so no history grows with the catalog.
+  const perEntity = cfg.agentBackend === 'model';
+  try {
+    const page = await catalogActivities.loadCatalogPage.executeWithOptions(
+      { ...CATALOG_OPTIONS, summary: `page ${index}: read ${size} entities` },
+      [
+        {
+          ledgerKey: state.ledgerKey,
+          pageIndex: index,
+          pageSize: state.pageSize,
+          ...(perEntity ? { withIds: true } : {}),
+          ...(pass.round > 0 ? { round: pass.round, firstPage: pass.firstPage } : {}),
+        },
+      ],
+    );
+    sweep.noteFailures(page.failureCount ?? page.failures.length);
+    // A result recorded before `count` existed carries every id (and no count).
+    return { index, pass, first, size, ids: page.ids, loaded: page.count ?? page.ids.length };
+  } catch (err) {
+    const f = failureOf(err);
+    sweep.addFailures(
+      Array.from({ length: size }, (_, i) => ({ entity: `#${first + i}`, stage: 'load' as const, ...f })),
+    );
+    return null;
+  }
+}
+
+/** The page's review, in an `arbiterWorkflow` child; endpoints it retired are the sweep's retired from then on. */
+async function reviewPage(sweep: Sweep, page: Page): Promise<void> {
+  const { cfg, state, sweepId } = sweep;
+  try {
+    const review = await executeChild(arbiterWorkflow, {
+      workflowId: arbiterWorkflowId(sweepId, page.index),
+      args: [
+        {
+          sweepId,
+          ledgerKey: state.ledgerKey,
+          pageIndex: page.index,
+          mode: cfg.review,
+          endpoints: cfg.endpoints,
+          retired: [...state.retired],
+          modelConcurrency: cfg.modelConcurrency,
+          throttleAttemptsBeforeRotation: cfg.throttleAttemptsBeforeRotation,
+          modelBatch: cfg.modelBatch,
+        },
+      ],
+      parentClosePolicy: ParentClosePolicy.TERMINATE,
+      staticSummary: `Arbiter for ${state.catalogName} page ${page.index} (${cfg.review} review)`,
+      staticDetails:
+        `Reviews the proposals of page ${page.index} of sweep ${sweepId}: the mechanical gate first` +
+        (cfg.review === 'model'
+          ? `, then the model on endpoints ${cfg.endpoints.map((e) => e.id).join(', ')}.`
+          : ' (the declared reviewer).'),
+    });
+    state.counts.approved += review.approved;
+    state.counts.rejected += review.rejected;
+    state.counts.notReviewed += review.notReviewed;
+    for (const r of review.retired)
+      if (!state.retired.some((x) => x.endpointId === r.endpointId)) state.retired.push(r);
+  } catch (err) {
+    const f = failPage(sweep, page, 'review', err);
+    log.warn('arbiter failed for page; its proposals stay unreviewed and unwritten', {
+      pageIndex: page.index,
+      error: f.message,
+    });
+  }
+}
+
+/** Write the page's approved repairs (idempotent per proposal: a retry or a repeated sweep writes once). */
+async function writePage(sweep: Sweep, page: Page): Promise<void> {
+  const { cfg, state, sweepId } = sweep;
+  try {
+    const w = await catalogActivities.applyApprovedRepairs.executeWithOptions(
+      { ...CATALOG_OPTIONS, summary: `page ${page.index}: write approved repairs${cfg.dryRun ? ' (dry run)' : ''}` },
+      [
+        {
+          ledgerKey: state.ledgerKey,
+          sweepId,
+          pageIndex: page.index,
+          ...(page.ids.length > 0 ? { ids: page.ids } : {}),
+          overwriteHumanText: cfg.overwriteHumanText,
+          dryRun: cfg.dryRun,
+        },
+      ],
+    );
+    state.counts.written += w.written;
+  } catch (err) {
+    failPage(sweep, page, 'write', err);
+  }
+}
+
+/** A step that failed for the whole page: the named failure of each of its entities. */
+function failPage(sweep: Sweep, page: Page, stage: 'review' | 'write', err: unknown) {
+  const f = failureOf(err);
+  sweep.addFailures(pageEntities(page.ids, page.first, page.loaded).map((entity) => ({ entity, stage, ...f })));
+  return f;
+}
