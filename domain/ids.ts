@@ -26,6 +26,20 @@ export const FailureType = {
   /** A worker cannot find a sweep's state (its ledger, a page): never "zero proposals". */
   SweepStateMissing: 'SweepStateMissing',
 } as const;
+
+/**
+ * Failure types no retry can fix. Activities raise them non-retryable already (activities/failures.ts; a provider
+ * error's own `retryable` decides for provider failures, and test/unit/failures.test.ts checks the two agree);
+ * the workflows' retry policies name them too, so a failure built elsewhere is never retried either.
+ */
+export const NON_RETRYABLE_FAILURE_TYPES: readonly string[] = [
+  FailureType.InvalidCatalog,
+  FailureType.InvalidSweepInput,
+  FailureType.BudgetExhausted,
+  FailureType.ProviderAuth,
+  FailureType.ProviderBadRequest,
+  FailureType.EntityInvalid,
+];
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
 /** Keep a catalog name usable inside a workflow id and a search attribute. */

@@ -4,17 +4,9 @@ import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { SweepActivities } from '../activities/sweep-activities';
 import type { ModelActivities } from '../activities/model-activities';
 import type { SweepConfig } from '../domain/sweep';
-import { FailureType } from '../domain/ids';
+import { NON_RETRYABLE_FAILURE_TYPES } from '../domain/ids';
 
-// Failure types that no retry can fix: retrying them only burns time (or quota).
-const NON_RETRYABLE = [
-  FailureType.InvalidCatalog,
-  FailureType.InvalidSweepInput,
-  FailureType.BudgetExhausted,
-  FailureType.ProviderAuth,
-  FailureType.ProviderBadRequest,
-  FailureType.EntityInvalid,
-];
+const NON_RETRYABLE = [...NON_RETRYABLE_FAILURE_TYPES];
 
 /**
  * Page-level catalog and write activities: local file work, quick, retried a few times. Every activity beats

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { APIUserAbortError } from 'openai';
 import { nonRetryableFailure, toApplicationFailure } from '../../activities/failures';
-import { FailureType } from '../../domain/ids';
+import { FailureType, NON_RETRYABLE_FAILURE_TYPES } from '../../domain/ids';
 import { ProviderError, type ProviderErrorKind } from '../../llm/errors';
 import { SK } from '../support/fake-secrets';
 
@@ -66,7 +66,10 @@ describe("ProviderError.retryable and failures of ARGUS's own making", () => {
   ])('%s: retryable %s, and the failure agrees', (kind, retryable) => {
     const e = provider(kind);
     expect(e.retryable).toBe(retryable);
-    expect((toApplicationFailure(e) as ApplicationFailure).nonRetryable).toBe(!retryable);
+    const f = toApplicationFailure(e) as ApplicationFailure;
+    expect(f.nonRetryable).toBe(!retryable);
+    // The workflows' retry policies name the same types (a network error shares the server's type).
+    expect(NON_RETRYABLE_FAILURE_TYPES.includes(f.type!)).toBe(!retryable);
   });
 
   test('nonRetryableFailure: the type, the message as given, details when there are some', () => {
