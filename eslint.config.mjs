@@ -13,6 +13,12 @@ const nodeGlobals = Object.fromEntries(
     .map((name) => [name, name === 'module' || name === 'exports' ? 'writable' : 'readonly']),
 );
 
+// The fakes ship for users' trials and serve tests and benchmarks; the code that runs a real sweep never reaches them.
+const noFakes = {
+  regex: '^(\\./)?(\\.\\./)+fakes(/.*)?$',
+  message: 'fakes/ is for trials, tests and benchmarks: code that runs a sweep never imports it (not even a type).',
+};
+
 // Workflow code is replayed and must be deterministic: no I/O, no Node built-ins, and only *types*
 // from the layers that touch the world (activities are called through proxyActivities).
 const nodeBuiltins = [...new Set(builtinModules.map((m) => m.replace(/^node:/, '')))];
@@ -38,6 +44,7 @@ const workflowImportRules = {
           message:
             'Workflows may import only types from llm/, catalog/ and activities/ (use `import type`); call activities through proxyActivities.',
         },
+        noFakes,
       ],
     },
   ],
@@ -97,6 +104,7 @@ export default defineConfig([
               message:
                 'state/ imports no activities/, workflows/, client/ or worker/ (not even types): they use state/.',
             },
+            noFakes,
           ],
         },
       ],
@@ -117,6 +125,34 @@ export default defineConfig([
               regex: '^(\\./)?(\\.\\./)+(llm|catalog|activities|workflows|client|worker|state)(/.*)?$',
               allowTypeImports: true,
               message: 'judgment/ and domain/ import only domain/, judgment/ and zod (types from elsewhere).',
+            },
+            noFakes,
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The rest of what runs a sweep: the activities, the catalogs, the model client, the worker.
+    files: ['activities/**/*.ts', 'catalog/**/*.ts', 'llm/**/*.ts', 'worker/**/*.ts'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [noFakes] }],
+    },
+  },
+  {
+    // A fake provider knows only the wire format (domain/): were it to answer with ARGUS's own rules, the tests
+    // it serves would check the rules against themselves.
+    files: ['fakes/**/*.ts'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\./)?(\\.\\./)+(?!domain/|fakes/)[^./][^/]*(/.*)?$',
+              message: 'fakes/ imports only domain/ (the wire format) and itself.',
             },
           ],
         },

@@ -16,9 +16,9 @@ import {
   type EvalResult,
 } from '../../client/eval-arbiter';
 import type { EndpointSpec } from '../../llm/client';
-import { answerTask, FAKE_REVIEWERS } from '../../llm/fake-model';
+import { answerTask, FAKE_REVIEWERS } from '../../fakes/model';
 import { MODEL_OUTPUT_SCHEMAS, type EntityEvidence } from '../../domain/model-io';
-import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
+import { startFakeProvider, type FakeProvider } from '../../fakes/provider';
 
 const ROOT = resolve(__dirname, '..', '..');
 const CASES = join(ROOT, 'eval', 'arbiter-cases.json');

@@ -16,7 +16,7 @@ import { openPgStateStore, type PgStateStore } from '../../state/postgres/store'
 import { undoSweep } from '../../activities/undo';
 import type { SweepReport } from '../../domain/report';
 import type { PendingReview } from '../../workflows/messages';
-import { startFakeProvider } from '../../llm/fake-provider';
+import { startFakeProvider } from '../../fakes/provider';
 import { SK } from '../support/fake-secrets';
 
 jest.setTimeout(420_000);
