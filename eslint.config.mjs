@@ -13,10 +13,12 @@ const nodeGlobals = Object.fromEntries(
     .map((name) => [name, name === 'module' || name === 'exports' ? 'writable' : 'readonly']),
 );
 
-// The fakes ship for users' trials and serve tests and benchmarks; the code that runs a real sweep never reaches them.
-const noFakes = {
-  regex: '^(\\./)?(\\.\\./)+fakes(/.*)?$',
-  message: 'fakes/ is for trials, tests and benchmarks: code that runs a sweep never imports it (not even a type).',
+// The fakes (users' trials, tests, benchmarks) and the evaluation harnesses are edges: the CLI, tests and bench use
+// them; the code that runs a real sweep never reaches them.
+const noFakesOrEval = {
+  regex: '^(\\./)?(\\.\\./)+(fakes|eval)(/.*)?$',
+  message:
+    'fakes/ and eval/ are edges (trials, tests, evaluation): code that runs a sweep never imports them (not even a type).',
 };
 
 // Workflow code is replayed and must be deterministic: no I/O, no Node built-ins, and only *types*
@@ -44,7 +46,7 @@ const workflowImportRules = {
           message:
             'Workflows may import only types from llm/, catalog/ and activities/ (use `import type`); call activities through proxyActivities.',
         },
-        noFakes,
+        noFakesOrEval,
       ],
     },
   ],
@@ -104,7 +106,7 @@ export default defineConfig([
               message:
                 'state/ imports no activities/, workflows/, client/ or worker/ (not even types): they use state/.',
             },
-            noFakes,
+            noFakesOrEval,
           ],
         },
       ],
@@ -126,7 +128,7 @@ export default defineConfig([
               allowTypeImports: true,
               message: 'judgment/ and domain/ import only domain/, judgment/ and zod (types from elsewhere).',
             },
-            noFakes,
+            noFakesOrEval,
           ],
         },
       ],
@@ -137,7 +139,7 @@ export default defineConfig([
     files: ['activities/**/*.ts', 'catalog/**/*.ts', 'llm/**/*.ts', 'worker/**/*.ts'],
     rules: {
       'no-restricted-imports': 'off',
-      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [noFakes] }],
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [noFakesOrEval] }],
     },
   },
   {

@@ -35,7 +35,7 @@ import {
   type Overlap,
   type SweepScheduleRequest,
 } from './schedules';
-import { registerEvalCommand } from './eval-arbiter';
+import { registerEvalCommand } from '../eval/arbiter';
 import { undoSweep } from '../activities/undo';
 import { openStateStore } from '../state/open';
 import { defaultStateDir, projectRoot } from '../activities/paths';
