@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { generateCatalog } from '../catalog/generate';
-import { convertPublicSchema } from '../catalog/public-schema';
+import { convertPublicSchema } from '../eval/public-schema';
 import { applyChange } from '../catalog/file-repairs';
 import { CatalogFile, type CatalogEntity } from '../domain/catalog';
 import { proposalId } from '../domain/digest';

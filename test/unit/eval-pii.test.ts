@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { EvalInputError, evaluatePiiFolder, main, renderEvaluationText } from '../../eval/pii';
-import { convertPublicSchema, PublicSchemaFormatError } from '../../catalog/public-schema';
+import { convertPublicSchema, PublicSchemaFormatError } from '../../eval/public-schema';
 import { CatalogFile } from '../../domain/catalog';
 
 const ROOT = resolve(__dirname, '..', '..');

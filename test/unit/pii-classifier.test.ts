@@ -10,7 +10,7 @@ import {
 import { typeFamily, type TypeFamily } from '../../judgment/sql-types';
 import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
 import { PiiTagChange } from '../../domain/proposal';
-import { convertPublicSchema } from '../../catalog/public-schema';
+import { convertPublicSchema } from '../../eval/public-schema';
 import { evaluatePiiFolder } from '../../eval/pii';
 
 type ColumnSpec = [name: string, type: string, opts?: { pk?: boolean; fk?: string; description?: string }];
