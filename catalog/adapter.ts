@@ -76,7 +76,7 @@ export type RevertOutcome = {
 
 /**
  * A catalog ARGUS reads and repairs. Reads are paged by entity ids; writes are batches with an outcome per
- * repair. Implementations: catalog/file-adapter.ts (the embedded default). Everything outside catalog/ uses this
+ * repair. Implementations: file/ (the embedded default), postgres/ and dbt/. Everything outside catalog/ uses this
  * interface only: no activity knows a path, a dialect or a file format.
  */
 export interface CatalogAdapter {

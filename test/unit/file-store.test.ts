@@ -13,7 +13,7 @@ import {
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { applyChange, revertChange } from '../../catalog/file-repairs';
-import { CatalogFileError, FileCatalogStore } from '../../catalog/file-store';
+import { CatalogFileError, FileCatalogStore } from '../../catalog/file/store';
 import { generateCatalog } from '../../catalog/generate';
 import type { CatalogEntity } from '../../domain/catalog';
 import type { ProposalChange } from '../../domain/proposal';

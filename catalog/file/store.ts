@@ -20,9 +20,9 @@ import {
   CatalogFileEnvelope,
   CATALOG_FORMAT,
   CATALOG_FORMAT_VERSION,
-} from '../domain/catalog';
+} from '../../domain/catalog';
 import { locateEntities, renderPreserving, type EntityOffsets, type JsonPath } from './json-text';
-import { CatalogError, type CatalogSnapshot, type InvalidEntity } from './adapter';
+import { CatalogError, type CatalogSnapshot, type InvalidEntity } from '../adapter';
 
 /** Raised when the file itself (not one entity) cannot be used: not found, not a file, unreadable, empty, not a catalog. */
 export class CatalogFileError extends CatalogError {
