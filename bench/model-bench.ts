@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { generateCatalog } from '../catalog/generate';
 import { convertPublicSchema } from '../eval/public-schema';
-import { applyChange } from '../catalog/file-repairs';
+import { applyChange } from '../catalog/entity-repairs';
 import { CatalogFile, type CatalogEntity } from '../domain/catalog';
 import { proposalId } from '../domain/digest';
 import type { AgentName, Outcome, Proposal, ProposalChange } from '../domain/proposal';

@@ -15,7 +15,7 @@ import { effectivePageSize } from '../domain/sweep';
 import { NO_MODEL_AGENTS } from '../judgment/agents';
 import { createCatalogContext } from '../judgment/catalog-context';
 import { mechanicalReview } from '../judgment/mechanical-gate';
-import { applyChange } from '../catalog/file-repairs';
+import { applyChange } from '../catalog/entity-repairs';
 import { sweepHistoryStats } from '../client/history-stats';
 import { ROOT, startDevServer, killTree, peakRssMb, cpuMs } from './support';
 import { startPostgres, type PgServer } from '../test/support/postgres';

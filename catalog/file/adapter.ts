@@ -9,7 +9,7 @@ import {
   type RevertOutcome,
 } from '../adapter';
 import { FileCatalogStore } from './store';
-import { applyChange, holds, revertChange } from '../file-repairs';
+import { applyChange, holds, revertChange } from '../entity-repairs';
 
 /** The embedded default: one versioned JSON file, each batch written atomically (all of it or none). */
 export class FileCatalogAdapter implements CatalogAdapter {

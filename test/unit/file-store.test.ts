@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { applyChange, revertChange } from '../../catalog/file-repairs';
+import { applyChange, revertChange } from '../../catalog/entity-repairs';
 import { CatalogFileError, FileCatalogStore } from '../../catalog/file/store';
 import { generateCatalog } from '../../catalog/generate';
 import type { CatalogEntity } from '../../domain/catalog';
