@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { generateCatalog } from '../catalog/generate';
+import { generateCatalog } from '../scripts/generate-catalog';
 import { convertPublicSchema } from '../eval/public-schema';
 import { applyChange } from '../catalog/entity-repairs';
 import { CatalogFile, type CatalogEntity } from '../domain/catalog';

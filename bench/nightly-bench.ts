@@ -8,7 +8,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { generateCatalog } from '../catalog/generate';
+import { generateCatalog } from '../scripts/generate-catalog';
 import type { CatalogEntity } from '../domain/catalog';
 import type { IncrementalSummary, SweepReport } from '../domain/report';
 import type { EndpointConfig } from '../domain/sweep';

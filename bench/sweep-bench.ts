@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync, copyFileSync, readFileSync, rmSync } from '
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { generateCatalog } from '../catalog/generate';
+import { generateCatalog } from '../scripts/generate-catalog';
 import { CatalogFile, type CatalogEntity } from '../domain/catalog';
 import { proposalId } from '../domain/digest';
 import type { SweepReport } from '../domain/report';

@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { uniqueId } from '../support/temporal-env';
 import { useArgusWorker, copyCatalog, readCatalog, writeCatalog, DEMO_CATALOG } from '../support/argus-worker';
-import { generateCatalog } from '../../catalog/generate';
+import { generateCatalog } from '../../scripts/generate-catalog';
 import { buildProgram, exitCodeFor, EXIT } from '../../client/cli';
 import type { SweepReport } from '../../domain/report';
 import { argus, cliEnv, run, ROOT, type Ran } from './spawn';

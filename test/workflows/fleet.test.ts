@@ -11,7 +11,7 @@ import { testAddress, uniqueId } from '../support/temporal-env';
 import { useArgusWorker, readCatalog } from '../support/argus-worker';
 import { startWorkerProcess, kill9, type Proc } from '../support/processes';
 import { startPostgres, type PgServer } from '../support/postgres';
-import { generateCatalog } from '../../catalog/generate';
+import { generateCatalog } from '../../scripts/generate-catalog';
 import { openPgStateStore, type PgStateStore } from '../../state/postgres/store';
 import { undoSweep } from '../../activities/undo';
 import type { SweepReport } from '../../domain/report';
