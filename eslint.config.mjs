@@ -13,6 +13,14 @@ const nodeGlobals = Object.fromEntries(
     .map((name) => [name, name === 'module' || name === 'exports' ? 'writable' : 'readonly']),
 );
 
+// The fakes (users' trials, tests, benchmarks) and the evaluation harnesses are edges: the CLI, tests and bench use
+// them; the code that runs a real sweep never reaches them.
+const noFakesOrEval = {
+  regex: '^(\\./)?(\\.\\./)+(fakes|eval)(/.*)?$',
+  message:
+    'fakes/ and eval/ are edges (trials, tests, evaluation): code that runs a sweep never imports them (not even a type).',
+};
+
 // Workflow code is replayed and must be deterministic: no I/O, no Node built-ins, and only *types*
 // from the layers that touch the world (activities are called through proxyActivities).
 const nodeBuiltins = [...new Set(builtinModules.map((m) => m.replace(/^node:/, '')))];
@@ -40,6 +48,7 @@ const workflowImportRules = (depth) => ({
           message:
             'Workflows may import only types from llm/, catalog/ and activities/ (use `import type`); call activities through proxyActivities.',
         },
+        noFakesOrEval,
       ],
     },
   ],
@@ -103,6 +112,7 @@ export default defineConfig([
               message:
                 'state/ imports no activities/, workflows/, client/ or worker/ (not even types): they use state/.',
             },
+            noFakesOrEval,
           ],
         },
       ],
@@ -123,6 +133,34 @@ export default defineConfig([
               regex: '^(\\./)?(\\.\\./)+(llm|catalog|activities|workflows|client|worker|state)(/.*)?$',
               allowTypeImports: true,
               message: 'judgment/ and domain/ import only domain/, judgment/ and zod (types from elsewhere).',
+            },
+            noFakesOrEval,
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The rest of what runs a sweep: the activities, the catalogs, the model client, the worker.
+    files: ['activities/**/*.ts', 'catalog/**/*.ts', 'llm/**/*.ts', 'worker/**/*.ts'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [noFakesOrEval] }],
+    },
+  },
+  {
+    // A fake provider knows only the wire format (domain/): were it to answer with ARGUS's own rules, the tests
+    // it serves would check the rules against themselves.
+    files: ['fakes/**/*.ts'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\./)?(\\.\\./)+(?!domain/|fakes/)[^./][^/]*(/.*)?$',
+              message: 'fakes/ imports only domain/ (the wire format) and itself.',
             },
           ],
         },

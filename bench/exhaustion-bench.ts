@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import OpenAI from 'openai';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, bundleWorkflowCode, Runtime, DefaultLogger } from '@temporalio/worker';
-import { startFakeProvider, type FakeProvider } from '../llm/fake-provider';
+import { startFakeProvider, type FakeProvider } from '../fakes/provider';
 import { createArgusWorker } from '../worker/create-worker';
 import { readCatalog, writeCatalog } from './catalog-io';
 import { createCatalogContext } from '../judgment/catalog-context';

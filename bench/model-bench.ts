@@ -9,9 +9,9 @@ import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { generateCatalog } from '../catalog/generate';
-import { convertPublicSchema } from '../catalog/public-schema';
-import { applyChange } from '../catalog/file-repairs';
+import { generateCatalog } from '../scripts/generate-catalog';
+import { convertPublicSchema } from '../eval/public-schema';
+import { applyChange } from '../catalog/entity-repairs';
 import { CatalogFile, type CatalogEntity } from '../domain/catalog';
 import { proposalId } from '../domain/digest';
 import type { AgentName, Outcome, Proposal, ProposalChange } from '../domain/proposal';
@@ -21,7 +21,7 @@ import { createCatalogContext, type CatalogContext } from '../judgment/catalog-c
 import type { Neighbours } from '../judgment/description-evidence';
 import { mechanicalReview } from '../judgment/mechanical-gate';
 import type { CallOptions, TokenCount } from '../llm/client';
-import { startFakeProvider, type FakeProvider } from '../llm/fake-provider';
+import { startFakeProvider, type FakeProvider } from '../fakes/provider';
 import { Pacer } from '../llm/pacer';
 import {
   batchEntities,
@@ -868,7 +868,7 @@ async function main(): Promise<void> {
       cpus: os.cpus().length,
       node: process.version,
       server: 'temporal server start-dev (in-memory SQLite)',
-      provider: 'llm/fake-provider.ts on loopback',
+      provider: 'fakes/provider.ts on loopback',
     },
     settings: {
       latencyMs,

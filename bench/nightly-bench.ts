@@ -8,11 +8,11 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { generateCatalog } from '../catalog/generate';
+import { generateCatalog } from '../scripts/generate-catalog';
 import type { CatalogEntity } from '../domain/catalog';
 import type { IncrementalSummary, SweepReport } from '../domain/report';
 import type { EndpointConfig } from '../domain/sweep';
-import { startFakeProvider, type FakeProvider } from '../llm/fake-provider';
+import { startFakeProvider, type FakeProvider } from '../fakes/provider';
 import { readCatalog } from './catalog-io';
 import { ROOT, startDevServer, killTree, peakRssMb } from './support';
 
@@ -388,7 +388,7 @@ async function main(): Promise<void> {
               : {
                   agentBackend: 'model',
                   review: 'model',
-                  provider: `llm/fake-provider.ts (scenario ${SCENARIO}, reviewer ${REVIEWER})`,
+                  provider: `fakes/provider.ts (scenario ${SCENARIO}, reviewer ${REVIEWER})`,
                   latencyMs,
                   modelConcurrency: concurrency,
                   workerHeapMb: WORKER_HEAP_MB,

@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync, copyFileSync, readFileSync, rmSync } from '
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { generateCatalog } from '../catalog/generate';
+import { generateCatalog } from '../scripts/generate-catalog';
 import { CatalogFile, type CatalogEntity } from '../domain/catalog';
 import { proposalId } from '../domain/digest';
 import type { SweepReport } from '../domain/report';
@@ -15,7 +15,7 @@ import { effectivePageSize } from '../domain/sweep';
 import { NO_MODEL_AGENTS } from '../judgment/agents';
 import { createCatalogContext } from '../judgment/catalog-context';
 import { mechanicalReview } from '../judgment/mechanical-gate';
-import { applyChange } from '../catalog/file-repairs';
+import { applyChange } from '../catalog/entity-repairs';
 import { sweepHistoryStats } from '../client/history-stats';
 import { ROOT, startDevServer, killTree, peakRssMb, cpuMs } from './support';
 import { startPostgres, type PgServer } from '../test/support/postgres';

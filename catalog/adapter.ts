@@ -1,9 +1,17 @@
 import type { CatalogEntity } from '../domain/catalog';
 import type { ProposalChange } from '../domain/proposal';
 import type { CatalogRef } from '../domain/sweep';
-import type { CatalogSnapshot, InvalidEntity } from './store';
 
-export type { CatalogSnapshot, InvalidEntity };
+/** An entity record that failed validation: reported as a per-entity failure, never a failed sweep. */
+export interface InvalidEntity {
+  id: string;
+  message: string;
+}
+
+export interface CatalogSnapshot {
+  name: string;
+  ids: string[];
+}
 
 /**
  * A catalog that cannot be used as a whole (not found, unreadable, not a catalog, refused as a target): raised
@@ -68,7 +76,7 @@ export type RevertOutcome = {
 
 /**
  * A catalog ARGUS reads and repairs. Reads are paged by entity ids; writes are batches with an outcome per
- * repair. Implementations: catalog/file-adapter.ts (the embedded default). Everything outside catalog/ uses this
+ * repair. Implementations: file/ (the embedded default), postgres/ and dbt/. Everything outside catalog/ uses this
  * interface only: no activity knows a path, a dialect or a file format.
  */
 export interface CatalogAdapter {

@@ -1,14 +1,14 @@
 import { stableJson } from '../domain/digest';
 import type { CatalogRef } from '../domain/sweep';
 import type { CatalogAdapter, CatalogAdapterFactory } from './adapter';
-import { openFileCatalog } from './file-adapter';
+import { openFileCatalog } from './file/adapter';
 import { PostgresCatalogAdapter } from './postgres/adapter';
 import { DbtCatalogAdapter } from './dbt/adapter';
 
 export type { CatalogAdapter, CatalogAdapterFactory } from './adapter';
 
 /**
- * The catalogs a worker can open, by `catalog.kind`: the file catalog and the demo copy (file-adapter.ts), live
+ * The catalogs a worker can open, by `catalog.kind`: the file catalog and the demo copy (file/adapter.ts), live
  * PostgreSQL (postgres/adapter.ts, connection string from the worker's environment) and dbt projects
  * (dbt/adapter.ts). One adapter per catalog and worker, so connections and parsed files are shared by its
  * activities.

@@ -34,3 +34,18 @@ export function workflowUiLink(base: string, namespace: string, workflowId: stri
     ? `${base}/namespaces/${namespace}/workflows/${id}/${runId}/history`
     : `${base}/namespaces/${namespace}/workflows/${id}`;
 }
+
+/** Run `fn` with a client connected for it, closed afterwards whatever happens. */
+export async function withClient<T>(fn: (c: ArgusClient) => Promise<T>): Promise<T> {
+  const c = await connectClient();
+  try {
+    return await fn(c);
+  } finally {
+    await c.close();
+  }
+}
+
+/** The Web UI page of a workflow on the server `c` is connected to. */
+export function uiLink(c: ArgusClient, workflowId: string, runId?: string): string {
+  return workflowUiLink(uiBaseUrl(c.address), c.namespace, workflowId, runId);
+}

@@ -9,7 +9,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { createArgusWorker } from '../worker/create-worker';
-import { startFakeProvider } from '../llm/fake-provider';
+import { startFakeProvider } from '../fakes/provider';
 import { arbiterWorkflowId } from '../domain/ids';
 
 async function main(): Promise<void> {

@@ -25,7 +25,7 @@ import {
   type DbtFingerprintFacts,
   type DbtProjectRead,
 } from './manifest';
-import { applyChange } from '../file-repairs';
+import { applyChange } from '../entity-repairs';
 import {
   addPiiTag,
   setDescription,

@@ -11,7 +11,7 @@ import { runSweep, useArgusWorker } from '../support/argus-worker';
 import { dbtParse, prepareJaffleShop, runDbt, type JaffleShop } from '../support/dbt';
 import { judgedByPass, judgedIds, sorted } from '../support/incremental';
 import { SK } from '../support/fake-secrets';
-import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
+import { startFakeProvider, type FakeProvider } from '../../fakes/provider';
 import { fileStateStore } from '../../state/file/store';
 import { DbtCatalogAdapter } from '../../catalog/dbt/adapter';
 import { addPiiTag, setDescription } from '../../catalog/dbt/yaml-edit';

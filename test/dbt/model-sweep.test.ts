@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { planSweep, runSweep, useArgusWorker } from '../support/argus-worker';
 import { dbtParse, prepareJaffleShop, type JaffleShop } from '../support/dbt';
 import { SK } from '../support/fake-secrets';
-import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
+import { startFakeProvider, type FakeProvider } from '../../fakes/provider';
 import { PLAN_MARGIN } from '../../activities/plan';
 import type { EndpointConfig, SweepInput } from '../../domain/sweep';
 

@@ -6,8 +6,8 @@ import { ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/cli
 import type { TypedSearchAttributes } from '@temporalio/common';
 import { temporalCliPath, testAddress, uniqueId } from '../support/temporal-env';
 import { useArgusWorker, copyCatalog, readCatalog, writeCatalog, DEMO_CATALOG } from '../support/argus-worker';
-import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
-import { EXIT } from '../../client/cli';
+import { startFakeProvider, type FakeProvider } from '../../fakes/provider';
+import { EXIT } from '../../client/commands/output';
 import type { ScheduleRow } from '../../client/schedules';
 import { SA_KEYS } from '../../workflows/messages';
 import type { SweepReport } from '../../domain/report';

@@ -16,7 +16,7 @@ import { connectTestClient, uniqueId } from '../support/temporal-env';
 import { loadSql, startPostgres, type PgServer } from '../support/postgres';
 import { judgedByPass, judgedIds, sorted } from '../support/incremental';
 import { SK } from '../support/fake-secrets';
-import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
+import { startFakeProvider, type FakeProvider } from '../../fakes/provider';
 import { openPgStateStore, type PgStateStore } from '../../state/postgres/store';
 import { PostgresCatalogAdapter } from '../../catalog/postgres/adapter';
 import type { SweepReport } from '../../domain/report';

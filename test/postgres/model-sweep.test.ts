@@ -7,7 +7,7 @@ import { Client } from 'pg';
 import { planSweep, runSweep, useArgusWorker } from '../support/argus-worker';
 import { loadSql, startPostgres, type PgServer } from '../support/postgres';
 import { SK } from '../support/fake-secrets';
-import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
+import { startFakeProvider, type FakeProvider } from '../../fakes/provider';
 import { fileStateStore } from '../../state/file/store';
 import { usageDay } from '../../state/store';
 import { paceKey } from '../../llm/client';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { CatalogFile, type CatalogEntity } from '../../domain/catalog';
-import { CATALOG_SCHEMA_PATH, catalogJsonSchema } from '../../catalog/export-schema';
+import { CATALOG_SCHEMA_PATH, catalogJsonSchema } from '../../scripts/export-catalog-schema';
 
 const root = path.resolve(__dirname, '..', '..');
 const raw: unknown = JSON.parse(readFileSync(path.join(root, 'catalog/demo/shop-warehouse.json'), 'utf8'));

@@ -14,11 +14,11 @@ import {
   type ArbiterCase,
   type EvalIo,
   type EvalResult,
-} from '../../client/eval-arbiter';
+} from '../../eval/arbiter';
 import type { EndpointSpec } from '../../llm/client';
-import { answerTask, FAKE_REVIEWERS } from '../../llm/fake-model';
+import { answerTask, FAKE_REVIEWERS } from '../../fakes/model';
 import { MODEL_OUTPUT_SCHEMAS, type EntityEvidence } from '../../domain/model-io';
-import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
+import { startFakeProvider, type FakeProvider } from '../../fakes/provider';
 
 const ROOT = resolve(__dirname, '..', '..');
 const CASES = join(ROOT, 'eval', 'arbiter-cases.json');
@@ -348,7 +348,7 @@ describe('mechanical mode', () => {
   test('runs as a script on its own', () => {
     const r = spawnSync(
       process.execPath,
-      [join(ROOT, 'scripts', 'run-ts.js'), 'client/eval-arbiter.ts', '--cases', CASES, '--json'],
+      [join(ROOT, 'scripts', 'run-ts.js'), 'eval/arbiter.ts', '--cases', CASES, '--json'],
       {
         cwd: ROOT,
         encoding: 'utf8',

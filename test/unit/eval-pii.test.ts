@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { EvalInputError, evaluatePiiFolder, main, renderEvaluationText } from '../../client/eval-pii';
-import { convertPublicSchema, PublicSchemaFormatError } from '../../catalog/public-schema';
+import { EvalInputError, evaluatePiiFolder, main, renderEvaluationText } from '../../eval/pii';
+import { convertPublicSchema, PublicSchemaFormatError } from '../../eval/public-schema';
 import { CatalogFile } from '../../domain/catalog';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -254,7 +254,7 @@ describe('eval:pii command', () => {
 
   test('runs as a script: exit code and stdout', () => {
     const run = (args: string[]) =>
-      spawnSync(process.execPath, [join(ROOT, 'scripts', 'run-ts.js'), 'client/eval-pii.ts', ...args], {
+      spawnSync(process.execPath, [join(ROOT, 'scripts', 'run-ts.js'), 'eval/pii.ts', ...args], {
         cwd: ROOT,
         encoding: 'utf8',
       });

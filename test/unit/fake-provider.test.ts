@@ -12,8 +12,8 @@ import {
   toWire,
 } from '../../domain/model-io';
 import { classifyProviderResponse, type ThrottleLabel } from '../../llm/classify';
-import { parseScenario, startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
-import { answerTask, extractTask, FAKE_REVIEWERS } from '../../llm/fake-model';
+import { parseScenario, startFakeProvider, type FakeProvider } from '../../fakes/provider';
+import { answerTask, extractTask, FAKE_REVIEWERS } from '../../fakes/model';
 import { userMessage } from '../../llm/prompts';
 import { SK } from '../support/fake-secrets';
 

@@ -1,7 +1,7 @@
 import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FileCatalogAdapter } from '../../catalog/file-adapter';
+import { FileCatalogAdapter } from '../../catalog/file/adapter';
 import { createCatalogs } from '../../catalog';
 import { CatalogError, type RepairRequest } from '../../catalog/adapter';
 import type { ProposalChange } from '../../domain/proposal';

@@ -12,9 +12,9 @@ import {
 } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { applyChange, revertChange } from '../../catalog/file-repairs';
-import { CatalogFileError, FileCatalogStore } from '../../catalog/file-store';
-import { generateCatalog } from '../../catalog/generate';
+import { applyChange, revertChange } from '../../catalog/entity-repairs';
+import { CatalogFileError, FileCatalogStore } from '../../catalog/file/store';
+import { generateCatalog } from '../../scripts/generate-catalog';
 import type { CatalogEntity } from '../../domain/catalog';
 import type { ProposalChange } from '../../domain/proposal';
 

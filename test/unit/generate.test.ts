@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { CatalogFile } from '../../domain/catalog';
-import { BROKEN_LINEAGE_FRACTION, RETIRED_PREFIX, generateCatalog } from '../../catalog/generate';
+import { BROKEN_LINEAGE_FRACTION, RETIRED_PREFIX, generateCatalog } from '../../scripts/generate-catalog';
 
 const SCHEMAS = new Set(['raw', 'staging', 'marts', 'reporting']);
 
@@ -121,7 +121,7 @@ describe('generateCatalog', () => {
   });
 });
 
-describe('generate.ts CLI', () => {
+describe('generate-catalog.ts CLI', () => {
   it('writes a catalog file of the requested size', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'argus-generate-'));
     try {
@@ -129,7 +129,7 @@ describe('generate.ts CLI', () => {
       const root = path.resolve(__dirname, '..', '..');
       const run = spawnSync(
         process.execPath,
-        ['scripts/run-ts.js', 'catalog/generate.ts', '--entities', '120', '--seed', '5', '--out', out],
+        ['scripts/run-ts.js', 'scripts/generate-catalog.ts', '--entities', '120', '--seed', '5', '--out', out],
         {
           cwd: root,
           encoding: 'utf8',
@@ -145,7 +145,7 @@ describe('generate.ts CLI', () => {
 
   it('exits 2 with usage when --entities is missing', () => {
     const root = path.resolve(__dirname, '..', '..');
-    const run = spawnSync(process.execPath, ['scripts/run-ts.js', 'catalog/generate.ts'], {
+    const run = spawnSync(process.execPath, ['scripts/run-ts.js', 'scripts/generate-catalog.ts'], {
       cwd: root,
       encoding: 'utf8',
     });

@@ -1,4 +1,4 @@
-import { renderPreserving, splitEntities, type JsonPath } from '../../catalog/json-text';
+import { renderPreserving, splitEntities, type JsonPath } from '../../catalog/file/json-text';
 
 describe('splitEntities', () => {
   const cases: [string, string][] = [

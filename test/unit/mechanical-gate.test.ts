@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { CatalogEntity, PiiCategory, type CatalogEntityInput } from '../../domain/catalog';
 import type { Proposal, ProposalChange } from '../../domain/proposal';
 import { createCatalogContext } from '../../judgment/catalog-context';
-import { convertPublicSchema } from '../../catalog/public-schema';
+import { convertPublicSchema } from '../../eval/public-schema';
 import { mechanicalReview } from '../../judgment/mechanical-gate';
 import { detectUnsupportedClaims, findUnsupportedClaims } from '../../judgment/claims';
 import { proposePiiTags } from '../../judgment/pii-classifier';

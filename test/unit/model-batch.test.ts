@@ -36,8 +36,8 @@ import { createCatalogContext } from '../../judgment/catalog-context';
 import { descriptionFacts, type Neighbours } from '../../judgment/description-evidence';
 import { estimateTokens, type EndpointSpec, type TokenCount } from '../../llm/client';
 import { ProviderError } from '../../llm/errors';
-import { answerTask, extractTask, FAKE_REVIEWERS, type FakeReviewer } from '../../llm/fake-model';
-import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
+import { answerTask, extractTask, FAKE_REVIEWERS, type FakeReviewer } from '../../fakes/model';
+import { startFakeProvider, type FakeProvider } from '../../fakes/provider';
 import { BATCH_SYSTEM_PROMPTS, EVIDENCE_DEFAULTS, SYSTEM_PROMPTS } from '../../llm/prompts';
 
 // Batched model calls against the real loopback fake provider: several entities per call must give exactly

@@ -1,7 +1,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { FileCatalogAdapter } from '../../catalog/file-adapter';
+import { FileCatalogAdapter } from '../../catalog/file/adapter';
 import type { CatalogEntityInput } from '../../domain/catalog';
 import { loadNeighbours } from '../../activities/neighbours';
 import { createCatalogContext } from '../../judgment/catalog-context';

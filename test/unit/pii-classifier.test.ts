@@ -10,8 +10,8 @@ import {
 import { typeFamily, type TypeFamily } from '../../judgment/sql-types';
 import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
 import { PiiTagChange } from '../../domain/proposal';
-import { convertPublicSchema } from '../../catalog/public-schema';
-import { evaluatePiiFolder } from '../../client/eval-pii';
+import { convertPublicSchema } from '../../eval/public-schema';
+import { evaluatePiiFolder } from '../../eval/pii';
 
 type ColumnSpec = [name: string, type: string, opts?: { pk?: boolean; fk?: string; description?: string }];
 

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
 import type { PiiCategory } from '../../domain/catalog';
 import type { TableReading } from '../../domain/proposal';
-import { evaluatePiiFolder } from '../../client/eval-pii';
+import { evaluatePiiFolder } from '../../eval/pii';
 import { classifyColumn, proposePiiTags, type ColumnCategory } from '../../judgment/pii-classifier';
 import { reviewPiiTag } from '../../judgment/gate-pii';
 import { readTable } from '../../judgment/table-reading';

@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { testAddress, uniqueId } from '../support/temporal-env';
 import { useArgusWorker } from '../support/argus-worker';
 import { startWorkerProcess, startDevServer, kill9, freePort, type Proc } from '../support/processes';
-import { generateCatalog } from '../../catalog/generate';
+import { generateCatalog } from '../../scripts/generate-catalog';
 import { undoSweep } from '../../activities/undo';
 import type { AuditEntry } from '../../state/store';
 import type { SweepReport } from '../../domain/report';

@@ -11,12 +11,12 @@ import { testAddress, uniqueId } from '../support/temporal-env';
 import { useArgusWorker, readCatalog } from '../support/argus-worker';
 import { startWorkerProcess, kill9, type Proc } from '../support/processes';
 import { startPostgres, type PgServer } from '../support/postgres';
-import { generateCatalog } from '../../catalog/generate';
+import { generateCatalog } from '../../scripts/generate-catalog';
 import { openPgStateStore, type PgStateStore } from '../../state/postgres/store';
 import { undoSweep } from '../../activities/undo';
 import type { SweepReport } from '../../domain/report';
 import type { PendingReview } from '../../workflows/messages';
-import { startFakeProvider } from '../../llm/fake-provider';
+import { startFakeProvider } from '../../fakes/provider';
 import { SK } from '../support/fake-secrets';
 
 jest.setTimeout(420_000);

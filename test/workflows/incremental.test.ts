@@ -8,7 +8,7 @@ import {
   runSweep,
   DEMO_CATALOG,
 } from '../support/argus-worker';
-import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
+import { startFakeProvider, type FakeProvider } from '../../fakes/provider';
 import type { SweepReport } from '../../domain/report';
 import type { EndpointConfig } from '../../domain/sweep';
 import { undoSweep } from '../../activities/undo';

@@ -12,7 +12,7 @@ import {
   DEMO_CATALOG,
   type TestWorker,
 } from '../support/argus-worker';
-import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
+import { startFakeProvider, type FakeProvider } from '../../fakes/provider';
 import { loadWorkerConfig } from '../../worker/config';
 import { startWorkerTelemetry, type WorkerTelemetry } from '../../worker/telemetry';
 import type { SweepReport } from '../../domain/report';

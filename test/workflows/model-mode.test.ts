@@ -10,7 +10,7 @@ import {
   writeCatalog,
   DEMO_CATALOG,
 } from '../support/argus-worker';
-import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
+import { startFakeProvider, type FakeProvider } from '../../fakes/provider';
 import type { SweepReport } from '../../domain/report';
 import type { SweepInput, EndpointConfig } from '../../domain/sweep';
 import type { AuditEntry } from '../../state/store';

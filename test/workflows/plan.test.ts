@@ -13,7 +13,7 @@ import {
   DEMO_CATALOG,
   planSweep,
 } from '../support/argus-worker';
-import { startFakeProvider, type FakeProvider } from '../../llm/fake-provider';
+import { startFakeProvider, type FakeProvider } from '../../fakes/provider';
 import { fileStateStore } from '../../state/file/store';
 import { usageDay } from '../../state/store';
 import { paceKey } from '../../llm/client';

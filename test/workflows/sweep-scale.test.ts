@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { writeFileSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { uniqueId } from '../support/temporal-env';
 import { useArgusWorker } from '../support/argus-worker';
-import { generateCatalog } from '../../catalog/generate';
+import { generateCatalog } from '../../scripts/generate-catalog';
 import { sweepHistoryStats } from '../../client/history-stats';
 import type { SweepReport } from '../../domain/report';
 

@@ -1,15 +1,18 @@
 /**
  * A fake OpenAI-compatible provider: a real HTTP server on loopback that answers chat completions
- * with the scripted model (fake-model.ts) and misbehaves on request, the way real providers do
+ * with the scripted model (model.ts) and misbehaves on request, the way real providers do
  * (bursts, spent daily quotas, empty accounts, 5xx, malformed output, slowness, a batched answer that
  * leaves out or spoils one entity). One server can be several endpoints at once:
  * `/s/<scenario>[/r/<reviewer>]/v1` picks the behaviour by path, and each path prefix keeps its own
  * counters; `latencyMs` delays every answer, for benchmarks. It never stores or logs the Authorization value.
+ *
+ * It ships with ARGUS for users' trials (`argus fake-provider`: a sweep in model mode without a key or a bill),
+ * and serves the tests and benchmarks; no worker, activity or catalog code imports fakes/.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ModelTask } from '../domain/model-io';
-import { answerTask, extractTask, FAKE_REVIEWERS, type FakeReviewer } from './fake-model';
+import { answerTask, extractTask, FAKE_REVIEWERS, type FakeReviewer } from './model';
 
 export type FakeScenarioKind =
   | 'ok'

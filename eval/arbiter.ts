@@ -12,7 +12,7 @@ import { reviewBatchWithModel, reviewWithModel } from '../activities/model/model
 import type { EndpointSpec } from '../llm/client';
 import { ProviderError } from '../llm/errors';
 import { Pacer } from '../llm/pacer';
-import { readEndpointsFile } from './sweeps';
+import { readEndpointsFile } from '../client/sweeps';
 import { runScript } from './run-script';
 
 /**

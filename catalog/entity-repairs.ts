@@ -1,3 +1,5 @@
+// One repair applied to (or taken back from) an entity held in memory, idempotent by content: the file catalog
+// writes the result, the dbt catalog keeps its parsed manifest current with it, and the benchmarks simulate writes.
 import type { CatalogEntity } from '../domain/catalog';
 import type { ProposalChange } from '../domain/proposal';
 import { stableJson } from '../domain/digest';

@@ -1,3 +1,5 @@
+// The file catalog format's JSON Schema, derived from domain/catalog.ts: run as a script (node scripts/run-ts.js
+// scripts/export-catalog-schema.ts) it rewrites the committed copy; a unit test imports it to check that copy.
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
@@ -22,7 +24,7 @@ export function catalogJsonSchema(): Record<string, unknown> {
     title: `ARGUS catalog file, format version ${CATALOG_FORMAT_VERSION}`,
     description:
       'Tables and views of one data catalog with their columns, descriptions, PII tags and recorded lineage. ' +
-      'Generated from domain/catalog.ts by catalog/export-schema.ts; see docs/catalog-format.md.',
+      'Generated from domain/catalog.ts by scripts/export-catalog-schema.ts; see docs/catalog-format.md.',
     ...rest,
   };
 }

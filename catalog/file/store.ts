@@ -20,11 +20,10 @@ import {
   CatalogFileEnvelope,
   CATALOG_FORMAT,
   CATALOG_FORMAT_VERSION,
-} from '../domain/catalog';
+} from '../../domain/catalog';
 import { locateEntities, renderPreserving, type EntityOffsets, type JsonPath } from './json-text';
-import { CatalogError } from './adapter';
-import { formatIssues } from '../domain/issues';
-import type { CatalogSnapshot, CatalogStore, InvalidEntity, UpdateOptions } from './store';
+import { CatalogError, type CatalogSnapshot, type InvalidEntity } from '../adapter';
+import { formatIssues } from '../../domain/issues';
 
 /** Raised when the file itself (not one entity) cannot be used: not found, not a file, unreadable, empty, not a catalog. */
 export class CatalogFileError extends CatalogError {
@@ -584,6 +583,28 @@ function pathError(file: string, e: unknown): CatalogFileError {
     path: file,
     cause: e,
   });
+}
+
+/** Options of one `CatalogStore.update` call. */
+export interface UpdateOptions<T> {
+  /**
+   * Called with this call's result once every mutation of its group commit has run and the new catalog is
+   * durably written beside the old one, before it replaces it. If it throws, nothing is replaced and every
+   * call of the group rejects with that error. It is called even when the group changes nothing.
+   */
+  beforeReplace?: (result: T) => Promise<void>;
+}
+
+/**
+ * The store under the file adapter: reads entities by id and applies a batch of mutations atomically (all of a
+ * batch or none).
+ */
+export interface CatalogStore {
+  snapshot(): Promise<CatalogSnapshot>;
+  getEntities(ids: string[]): Promise<{ entities: CatalogEntity[]; invalid: InvalidEntity[] }>;
+  allEntities(): Promise<{ entities: CatalogEntity[]; invalid: InvalidEntity[] }>;
+  /** Apply mutations under an exclusive lock; the callback sees fresh entities. */
+  update<T>(fn: (get: (id: string) => CatalogEntity | undefined) => T, opts?: UpdateOptions<T>): Promise<T>;
 }
 
 /**

@@ -1,15 +1,15 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { CatalogRef } from '../domain/sweep';
+import type { CatalogRef } from '../../domain/sweep';
 import {
   CatalogError,
   type CatalogAdapter,
   type CatalogIdentity,
   type RepairOutcome,
   type RevertOutcome,
-} from './adapter';
-import { FileCatalogStore } from './file-store';
-import { applyChange, holds, revertChange } from './file-repairs';
+} from '../adapter';
+import { FileCatalogStore } from './store';
+import { applyChange, holds, revertChange } from '../entity-repairs';
 
 /** The embedded default: one versioned JSON file, each batch written atomically (all of it or none). */
 export class FileCatalogAdapter implements CatalogAdapter {

@@ -2,6 +2,8 @@
  * The scripted model behind the fake provider: deterministic answers to ARGUS model tasks, built
  * only from the evidence in the task, so tests can predict every proposal and every verdict.
  * It is a stand-in for wiring and failure tests, not a judge of quality: the heuristics are crude.
+ * Ships with ARGUS for users' trials behind `argus fake-provider` (provider.ts); it reads only the wire
+ * format of domain/, never ARGUS's own rules, so what it answers is independent of what it is checked against.
  */
 import { z } from 'zod';
 import type { PiiCategory } from '../domain/catalog';

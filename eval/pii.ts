@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { classifyColumn, type ColumnCategory } from '../judgment/pii-classifier';
 import type { TableReading } from '../domain/proposal';
-import { convertPublicSchema, PublicSchemaFormatError, type PiiLabel } from '../catalog/public-schema';
+import { convertPublicSchema, PublicSchemaFormatError, type PiiLabel } from './public-schema';
 import { runScript } from './run-script';
 
 /**

@@ -1,0 +1,81 @@
+import type { Command } from 'commander';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { pendingReviews, renderPendingTable, reviewDecisions, sendDecisions, type ReviewDecision } from '../review';
+import { addReviewServeCommand } from '../review-server';
+import { withClient } from '../connect';
+import { InputError } from '../sweeps';
+import { EXIT, out } from './output';
+
+async function reviewDecide(
+  sweepId: string,
+  ids: string[],
+  decision: ReviewDecision,
+  o: { reviewer: string; comment?: string; all?: boolean; json?: boolean },
+): Promise<void> {
+  if (o.all && ids.length) throw new InputError('give proposal ids or --all, not both');
+  await withClient(async (c) => {
+    const chosen = o.all ? (await pendingReviews(c.client, sweepId)).map((p) => p.proposalId) : ids;
+    if (o.all && chosen.length === 0) {
+      out(o.json ? JSON.stringify({ accepted: 0, stillPending: 0 }) : 'No proposal is waiting for review.');
+      return;
+    }
+    const input = reviewDecisions(chosen, decision, o.reviewer, { comment: o.comment });
+    let res;
+    try {
+      res = await sendDecisions(c.client, sweepId, input);
+    } catch (e) {
+      if (e instanceof WorkflowUpdateFailedError)
+        throw new InputError(`the sweep refused the decisions: ${e.cause?.message ?? e.message}`);
+      throw e;
+    }
+    if (o.json) out(JSON.stringify(res));
+    else
+      out(
+        `${decision.replace('_', ' ')}: ${input.decisions.length} proposal(s) by ${o.reviewer}; ` +
+          `the sweep accepted ${res.accepted}, ${res.stillPending} still pending.`,
+      );
+  });
+}
+
+/** `argus review list|approve|reject|serve`: human review of running sweeps. */
+export function addReviewCommand(program: Command): void {
+  const review = program
+    .command('review')
+    .description('Human review of a running sweep: list what waits for a person, approve or reject it.');
+  review
+    .command('list <sweep-id>')
+    .description('List the proposals waiting for a human decision (the pendingReviews query).')
+    .option('--json', 'print JSON')
+    .action(async (id: string, o: { json?: boolean }) => {
+      await withClient(async (c) => {
+        const rows = await pendingReviews(c.client, id);
+        out(o.json ? JSON.stringify(rows, null, 2) : renderPendingTable(rows));
+      });
+    });
+  const decide = (name: 'approve' | 'reject') => {
+    const cmd = review
+      .command(`${name} <sweep-id> [proposal-ids...]`)
+      .description(
+        `${name === 'approve' ? 'Approve' : 'Reject'} proposals (the review update; several ids or --all in one update).`,
+      )
+      .requiredOption('--reviewer <name>', 'who decides (kept in the audit trail)')
+      .option('--comment <text>', 'why')
+      .option('--all', 'every proposal pending now')
+      .option('--json', 'print JSON {accepted, stillPending}');
+    if (name === 'reject') cmd.option('--needs-changes', 'record the decision as needs_changes rather than rejected');
+    cmd.addHelpText(
+      'after',
+      `\nExit codes: ${EXIT.ok} accepted, ${EXIT.usage} refused (unknown or already decided ids, bad input), ${EXIT.failed} error.`,
+    );
+    cmd.action(
+      async (
+        id: string,
+        ids: string[],
+        o: { reviewer: string; comment?: string; all?: boolean; json?: boolean; needsChanges?: boolean },
+      ) => reviewDecide(id, ids, name === 'approve' ? 'approved' : o.needsChanges ? 'needs_changes' : 'rejected', o),
+    );
+  };
+  decide('approve');
+  decide('reject');
+  addReviewServeCommand(review);
+}
