@@ -6,7 +6,7 @@ import { proposalId } from '../domain/digest';
 import { LineageFinding, type AgentName, type Outcome, type Proposal, type ProposalChange } from '../domain/proposal';
 import { EndpointConfig } from '../domain/sweep';
 import { createCatalogContext, type CatalogContext } from '../judgment/catalog-context';
-import { tablesReadBySql } from '../judgment/sql-tables';
+import { tablesReadBySql } from '../judgment/sql/tables';
 import { mechanicalReview } from '../judgment/mechanical-gate';
 import { reviewBatchWithModel, reviewWithModel } from '../activities/model/model-review';
 import type { EndpointSpec } from '../llm/client';

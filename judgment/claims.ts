@@ -1,7 +1,7 @@
 import type { CatalogColumn, CatalogEntity } from '../domain/catalog';
 import { nameWords, splitWords, type CatalogContext } from './catalog-context';
 import { singular } from './words';
-import { tablesReadBySql } from './sql-tables';
+import { tablesReadBySql } from './sql/tables';
 import type { Neighbours } from './description-evidence';
 import { derivationListFindings } from './claim-lists';
 import { figureFindings } from './claim-figures';

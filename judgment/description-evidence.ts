@@ -9,7 +9,7 @@
  */
 import type { CatalogColumn, CatalogEntity } from '../domain/catalog';
 import type { CatalogContext } from './catalog-context';
-import { readSelectShape, type ColumnRef, type Derivation } from './sql-columns';
+import { readSelectShape, type ColumnRef, type Derivation } from './sql/select-shape';
 import { isRestatement } from './informative';
 import { isOrder } from './words';
 

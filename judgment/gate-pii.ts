@@ -1,7 +1,7 @@
 import { PiiCategory, type CatalogEntity } from '../domain/catalog';
 import type { PiiTagChange } from '../domain/proposal';
 import { approve, findColumn, q, reject, type GateVerdict } from './gate-verdict';
-import { typeFamily, type TypeFamily } from './sql-types';
+import { typeFamily, type TypeFamily } from './sql/types';
 import { splitIdentifier } from './pii-identifier';
 import { readTable } from './table-reading';
 import { describedPhrase, namePath, nameWords, singular } from './words';

@@ -1,7 +1,7 @@
 import type { CatalogColumn, CatalogEntity } from '../domain/catalog';
 import type { DescriptionChange, LineageFlagChange, Proposal } from '../domain/proposal';
 import type { CatalogContext } from './catalog-context';
-import { tablesReadBySql } from './sql-tables';
+import { tablesReadBySql } from './sql/tables';
 import { approve, findColumn, q, reject, type GateVerdict } from './gate-verdict';
 import { reviewPiiTag } from './gate-pii';
 import { detectUnsupportedClaims, isUninformative } from './claims';

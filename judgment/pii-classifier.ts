@@ -29,7 +29,7 @@ import {
   type NounKind,
 } from './pii-vocabulary';
 import { readTable, type TableReadingResult } from './table-reading';
-import { typeFamily as sqlTypeFamily } from './sql-types';
+import { typeFamily as sqlTypeFamily } from './sql/types';
 import { describedPhrase, singular } from './words';
 
 export { splitIdentifier } from './pii-identifier';

@@ -18,7 +18,7 @@ import {
   words,
   type NounKind,
 } from './pii-vocabulary';
-import { typeFamily } from './sql-types';
+import { typeFamily } from './sql/types';
 import { singular, splitWords } from './words';
 
 /**

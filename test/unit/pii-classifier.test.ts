@@ -7,7 +7,7 @@ import {
   withReading,
   type ColumnCategory,
 } from '../../judgment/pii-classifier';
-import { typeFamily, type TypeFamily } from '../../judgment/sql-types';
+import { typeFamily, type TypeFamily } from '../../judgment/sql/types';
 import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
 import { PiiTagChange } from '../../domain/proposal';
 import { convertPublicSchema } from '../../catalog/public-schema';

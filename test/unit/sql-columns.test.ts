@@ -1,4 +1,4 @@
-import { readSelectShape, type ColumnRef, type Derivation, type SelectShape } from '../../judgment/sql-columns';
+import { readSelectShape, type ColumnRef, type Derivation, type SelectShape } from '../../judgment/sql/select-shape';
 
 const ref = (table: string | undefined, column: string): ColumnRef => ({ table, column });
 const col = (table: string | undefined, column: string, renamed = false): Derivation => ({

@@ -5,7 +5,7 @@
  * reads. Like the table reader it is not a SQL parser: it never throws, and anything it does not
  * recognise comes back as "unknown" (no derivation), never as a guess.
  */
-import { tokenize, type Token } from './sql-tables';
+import { tokenize, type Token } from './tables';
 
 /** A column of a table the statement reads: `table` as written in the SQL (lowercase, dotted), if known. */
 export interface ColumnRef {
