@@ -1,7 +1,8 @@
 import type { CatalogColumn, CatalogEntity } from '../domain/catalog';
 import type { CatalogContext } from './catalog-context';
 import type { Neighbours } from './description-evidence';
-import { readSelectShape, type AggregateFn, type Derivation } from './sql/select-shape';
+import type { AggregateFn, Derivation } from './sql/derivation';
+import { readSelectShape } from './sql/select-shape';
 import { nameWords, singular, splitWords } from './words';
 
 /**
