@@ -1,7 +1,7 @@
 import type { CatalogEntity } from '../domain/catalog';
 import { looksLikePii } from './pii-classifier';
 import { isRestatement } from './informative';
-import { isUninformative } from './claims';
+import { isUninformative } from './claims/detect';
 import { basisOfArgusText } from './description-evidence';
 
 /** Who or what an informative description came from. */

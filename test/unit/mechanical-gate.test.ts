@@ -5,7 +5,7 @@ import type { Proposal, ProposalChange } from '../../domain/proposal';
 import { createCatalogContext } from '../../judgment/catalog-context';
 import { convertPublicSchema } from '../../catalog/public-schema';
 import { mechanicalReview } from '../../judgment/mechanical-gate';
-import { detectUnsupportedClaims, findUnsupportedClaims } from '../../judgment/claims';
+import { detectUnsupportedClaims, findUnsupportedClaims } from '../../judgment/claims/detect';
 import { proposePiiTags } from '../../judgment/pii-classifier';
 
 const entity = (input: CatalogEntityInput): CatalogEntity => CatalogEntity.parse(input);

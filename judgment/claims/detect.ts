@@ -1,10 +1,10 @@
-import type { CatalogColumn, CatalogEntity } from '../domain/catalog';
-import { nameWords, splitWords, type CatalogContext } from './catalog-context';
-import { singular } from './words';
-import { tablesReadBySql } from './sql/tables';
-import type { Neighbours } from './description-evidence';
-import { derivationListFindings } from './claim-lists';
-import { figureFindings } from './claim-figures';
+import type { CatalogColumn, CatalogEntity } from '../../domain/catalog';
+import { nameWords, splitWords, type CatalogContext } from '../catalog-context';
+import { singular } from '../words';
+import { tablesReadBySql } from '../sql/tables';
+import type { Neighbours } from '../description-evidence';
+import { derivationListFindings } from './lists';
+import { figureFindings } from './figures';
 
 /**
  * Detectors for what a description may not assert: facts about the world that a schema and recorded
