@@ -4,9 +4,9 @@ import type { CatalogContext } from './catalog-context';
 import { tablesReadBySql } from './sql/tables';
 import { approve, findColumn, q, reject, type GateVerdict } from './gate-verdict';
 import { reviewPiiTag } from './gate-pii';
-import { detectUnsupportedClaims, isUninformative } from './claims/detect';
+import { detectUnsupportedClaims } from './claims/detect';
 import { descriptionFacts, NO_NEIGHBOURS, type Neighbours } from './description-evidence';
-import { isRestatement } from './informative';
+import { isRestatement, isUninformative } from './informative';
 
 export type { GateVerdict };
 
