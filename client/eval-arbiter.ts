@@ -7,7 +7,7 @@ import { LineageFinding, type AgentName, type Outcome, type Proposal, type Propo
 import { EndpointConfig } from '../domain/sweep';
 import { createCatalogContext, type CatalogContext } from '../judgment/catalog-context';
 import { tablesReadBySql } from '../judgment/sql/tables';
-import { mechanicalReview } from '../judgment/mechanical-gate';
+import { mechanicalReview } from '../judgment/gate/mechanical-gate';
 import { reviewBatchWithModel, reviewWithModel } from '../activities/model/model-review';
 import type { EndpointSpec } from '../llm/client';
 import { ProviderError } from '../llm/errors';

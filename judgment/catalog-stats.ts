@@ -1,5 +1,5 @@
 import type { CatalogEntity } from '../domain/catalog';
-import { looksLikePii } from './pii-classifier';
+import { looksLikePii } from './pii/classifier';
 import { isRestatement, isUninformative } from './informative';
 import { basisOfArgusText } from './description-evidence';
 

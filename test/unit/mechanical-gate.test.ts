@@ -4,9 +4,9 @@ import { CatalogEntity, PiiCategory, type CatalogEntityInput } from '../../domai
 import type { Proposal, ProposalChange } from '../../domain/proposal';
 import { createCatalogContext } from '../../judgment/catalog-context';
 import { convertPublicSchema } from '../../catalog/public-schema';
-import { mechanicalReview } from '../../judgment/mechanical-gate';
+import { mechanicalReview } from '../../judgment/gate/mechanical-gate';
 import { detectUnsupportedClaims, findUnsupportedClaims } from '../../judgment/claims/detect';
-import { proposePiiTags } from '../../judgment/pii-classifier';
+import { proposePiiTags } from '../../judgment/pii/classifier';
 
 const entity = (input: CatalogEntityInput): CatalogEntity => CatalogEntity.parse(input);
 

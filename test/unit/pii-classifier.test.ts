@@ -6,7 +6,7 @@ import {
   splitIdentifier,
   withReading,
   type ColumnCategory,
-} from '../../judgment/pii-classifier';
+} from '../../judgment/pii/classifier';
 import { typeFamily, type TypeFamily } from '../../judgment/sql/types';
 import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
 import { PiiTagChange } from '../../domain/proposal';

@@ -1,12 +1,12 @@
-import type { CatalogColumn, CatalogEntity } from '../domain/catalog';
-import type { DescriptionChange, LineageFlagChange, Proposal } from '../domain/proposal';
-import type { CatalogContext } from './catalog-context';
-import { tablesReadBySql } from './sql/tables';
-import { approve, findColumn, q, reject, type GateVerdict } from './gate-verdict';
-import { reviewPiiTag } from './gate-pii';
-import { detectUnsupportedClaims } from './claims/detect';
-import { descriptionFacts, NO_NEIGHBOURS, type Neighbours } from './description-evidence';
-import { isRestatement, isUninformative } from './informative';
+import type { CatalogColumn, CatalogEntity } from '../../domain/catalog';
+import type { DescriptionChange, LineageFlagChange, Proposal } from '../../domain/proposal';
+import type { CatalogContext } from '../catalog-context';
+import { tablesReadBySql } from '../sql/tables';
+import { approve, findColumn, q, reject, type GateVerdict } from './verdict';
+import { reviewPiiTag } from './pii-review';
+import { detectUnsupportedClaims } from '../claims/detect';
+import { descriptionFacts, NO_NEIGHBOURS, type Neighbours } from '../description-evidence';
+import { isRestatement, isUninformative } from '../informative';
 
 export type { GateVerdict };
 

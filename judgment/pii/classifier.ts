@@ -1,8 +1,8 @@
-import type { CatalogColumn, CatalogEntity, PiiCategory } from '../domain/catalog';
-import { PiiCategory as PiiCategorySchema } from '../domain/catalog';
-import type { PiiTagChange, TableReading } from '../domain/proposal';
-import { shapeOf, toItems, type ColumnShape } from './pii-name-shape';
-import { expandWords, tableTokens } from './pii-identifier';
+import type { CatalogColumn, CatalogEntity, PiiCategory } from '../../domain/catalog';
+import { PiiCategory as PiiCategorySchema } from '../../domain/catalog';
+import type { PiiTagChange, TableReading } from '../../domain/proposal';
+import { shapeOf, toItems, type ColumnShape } from './name-shape';
+import { expandWords, tableTokens } from './identifier';
 import {
   ACCOUNT_NOUNS,
   BANK_CONTEXT,
@@ -27,12 +27,12 @@ import {
   words,
   type Concept,
   type NounKind,
-} from './pii-vocabulary';
+} from './vocabulary';
 import { readTable, type TableReadingResult } from './table-reading';
-import { typeFamily as sqlTypeFamily } from './sql/types';
-import { describedPhrase, singular } from './words';
+import { typeFamily as sqlTypeFamily } from '../sql/types';
+import { describedPhrase, singular } from '../words';
 
-export { splitIdentifier } from './pii-identifier';
+export { splitIdentifier } from './identifier';
 
 /**
  * The no-model PII classifier: decides from column-name tokens (a nested path read by its last segment and
@@ -49,7 +49,7 @@ export interface ColumnClassification {
   confidence: number;
   /** One line, at most 200 characters: the evidence that decided. */
   explanation: string;
-  /** Whose record the table's rows were read as (judgment/table-reading.ts). */
+  /** Whose record the table's rows were read as (judgment/pii/table-reading.ts). */
   reading: TableReading;
 }
 
@@ -113,7 +113,7 @@ interface TableContext {
   kind: NounKind;
   /** Why the kind was chosen, for explanations. */
   reason: string;
-  /** Whose record a row is, and the refinements of that reading (judgment/table-reading.ts). */
+  /** Whose record a row is, and the refinements of that reading (judgment/pii/table-reading.ts). */
   reading: TableReadingResult;
   /** Some token of the table name names a person (customer_addresses, dept_emp). */
   mentionsPerson: boolean;

@@ -1,10 +1,10 @@
-import { PiiCategory, type CatalogEntity } from '../domain/catalog';
-import type { PiiTagChange } from '../domain/proposal';
-import { approve, findColumn, q, reject, type GateVerdict } from './gate-verdict';
-import { typeFamily, type TypeFamily } from './sql/types';
-import { splitIdentifier } from './pii-identifier';
-import { readTable } from './table-reading';
-import { describedPhrase, namePath, nameWords, singular } from './words';
+import { PiiCategory, type CatalogEntity } from '../../domain/catalog';
+import type { PiiTagChange } from '../../domain/proposal';
+import { approve, findColumn, q, reject, type GateVerdict } from './verdict';
+import { typeFamily, type TypeFamily } from '../sql/types';
+import { splitIdentifier } from '../pii/identifier';
+import { readTable } from '../pii/table-reading';
+import { describedPhrase, namePath, nameWords, singular } from '../words';
 
 // ---------------------------------------------------------------------------------------------
 // PII tags: the gate's own evidence (name tokens, type, table context, the column's own description read as

@@ -1,5 +1,5 @@
-import { splitWords } from './words';
-import { ABBREVIATIONS, DP_VOCAB, NAME_NOISE, WORDS } from './pii-vocabulary';
+import { splitWords } from '../words';
+import { ABBREVIATIONS, DP_VOCAB, NAME_NOISE, WORDS } from './vocabulary';
 
 /**
  * Splits an identifier into lower-case word tokens the way words.ts does (snake_case, kebab, spaces, camelCase,

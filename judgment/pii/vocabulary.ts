@@ -1,4 +1,4 @@
-import { singular } from './words';
+import { singular } from '../words';
 
 /**
  * The PII vocabulary shared by the classifier, the table reading and the identifier splitter: what name words and
