@@ -1,12 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import {
-  classifyColumn,
-  proposePiiTags,
-  splitIdentifier,
-  withReading,
-  type ColumnCategory,
-} from '../../judgment/pii/classifier';
+import { classifyColumn, proposePiiTags, withReading, type ColumnCategory } from '../../judgment/pii/classifier';
+import { splitIdentifier } from '../../judgment/pii/identifier';
 import { typeFamily, type TypeFamily } from '../../judgment/sql/types';
 import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
 import { PiiTagChange } from '../../domain/proposal';
