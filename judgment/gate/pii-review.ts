@@ -4,7 +4,8 @@ import { approve, findColumn, q, reject, type GateVerdict } from './verdict';
 import { typeFamily, type TypeFamily } from '../sql/types';
 import { evidenceOf, gateWords, nameEvidence, NAME_SUPPORTS, type NameEvidence } from './name-support';
 import { readTable } from '../pii/table-reading';
-import { describedPhrase, singular } from '../words';
+import { FREE_TEXT_HEADS, readDescription } from '../pii/description-reader';
+import { singular } from '../words';
 
 // ---------------------------------------------------------------------------------------------
 // PII tags: the gate's own evidence (name tokens, type, table context, the column's own description read as
@@ -396,7 +397,7 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
   const type = typeFamily(column.type);
 
   // The column's own description is evidence too, for or against, as vocabulary: never followed as orders.
-  const described = readDescription(column.description);
+  const described = descriptionEvidence(column.description);
   if (
     described?.against &&
     !(category === 'credential' && described.against.kind === 'hashed') &&
@@ -603,25 +604,6 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
 // ---------------------------------------------------------------------------------------------
 // The column's own description
 
-/** Words that say the value was hashed or anonymised. */
-const HASHED = new Set(
-  'hash hashed hashes sha sha1 sha256 md5 digest salted anonymised anonymized anonymous irreversible'.split(' '),
-);
-/** First words of a description of a statistic. */
-const STATISTIC_OPENERS = new Set(
-  'count counts total sum average avg mean median percentage percent share ratio proportion aggregated aggregate how'.split(
-    ' ',
-  ),
-);
-/** First words of a description of a yes/no flag. */
-const FLAG_OPENERS = new Set('whether true false boolean yes flag flags'.split(' '));
-const NOT_PERSONAL = new Set('personal pii personally identifying identifiable sensitive'.split(' '));
-const NEGATION = new Set('not no non never'.split(' '));
-/** A business's shared lines and mailboxes. */
-const SHARED_LINES = new Set('switchboard reception hotline helpdesk servicedesk'.split(' '));
-const SHARED_LINE_PAIRS = new Set(['main line', 'front desk', 'shared mailbox', 'generic mailbox', 'role mailbox']);
-const FREE_TEXT_HEADS = new Set('text message messages narrative transcript'.split(' '));
-
 interface DescriptionEvidence {
   /** The opening noun phrase and its subject, as name evidence. */
   evidence: NameEvidence;
@@ -635,38 +617,30 @@ interface DescriptionEvidence {
   against?: { why: string; kind: 'hashed' | 'statistic' | 'flag' | 'denied' | 'business' };
 }
 
-/** Reads a column's own description; undefined when there is none or when it gives orders. */
-function readDescription(text: string | undefined): DescriptionEvidence | undefined {
-  const d = describedPhrase(text);
-  if (!d || d.instruction) return undefined;
+/** The column's own description (judgment/pii/description-reader.ts) as the gate weighs it; undefined when none. */
+function descriptionEvidence(text: string | undefined): DescriptionEvidence | undefined {
+  const reading = readDescription(text);
+  if (!reading) return undefined;
+  const d = reading.phrase;
   // "by the agent" names who wrote it, not what it is of.
-  const authored = d.subjectIntro === 'by' || d.subjectIntro === 'from';
-  const subject = authored ? [] : d.subject;
-  const words = d.words;
-  const first = d.clause[0] ?? '';
-  const hashed = words.find((w) => HASHED.has(w));
-  const denied = words.findIndex(
-    (w, i) => NOT_PERSONAL.has(w) && words.slice(Math.max(0, i - 3), i).some((n) => NEGATION.has(n)),
-  );
-  const line =
-    words.find((w) => SHARED_LINES.has(w)) ??
-    words.map((w, i) => `${w} ${words[i + 1] ?? ''}`).find((p) => SHARED_LINE_PAIRS.has(p));
+  const subject = reading.authored ? [] : d.subject;
+  const { hashed, statistic, flag, denied, businessLine } = reading;
   const against = hashed
     ? { why: `the value is ${q(hashed)}`, kind: 'hashed' as const }
-    : STATISTIC_OPENERS.has(first) || (first === 'number' && d.clause[1] === 'of')
-      ? { why: `it is a statistic (${q(first)})`, kind: 'statistic' as const }
-      : FLAG_OPENERS.has(first)
-        ? { why: `it is a yes/no flag (${q(first)})`, kind: 'flag' as const }
-        : denied >= 0
-          ? { why: `it is not ${words[denied]}`, kind: 'denied' as const }
-          : line
-            ? { why: `it is a business's ${q(line)}`, kind: 'business' as const }
+    : statistic
+      ? { why: `it is a statistic (${q(statistic)})`, kind: 'statistic' as const }
+      : flag
+        ? { why: `it is a yes/no flag (${q(flag)})`, kind: 'flag' as const }
+        : denied
+          ? { why: `it is not ${denied}`, kind: 'denied' as const }
+          : businessLine
+            ? { why: `it is a business's ${q(businessLine)}`, kind: 'business' as const }
             : undefined;
   return {
     evidence: evidenceOf([...d.head, ...subject]),
     head: d.head,
     subject: subject.map(singular),
-    author: authored ? d.subject.map(singular) : [],
+    author: reading.authored ? d.subject.map(singular) : [],
     freeText: d.head.some((w) => FREE_TEXT_HEADS.has(w)),
     ...(against ? { against } : {}),
   };

@@ -1,7 +1,7 @@
 import type { CatalogColumn, CatalogEntity } from '../../domain/catalog';
 import { PiiCategory as PiiCategorySchema } from '../../domain/catalog';
 import type { PiiTagChange, TableReading } from '../../domain/proposal';
-import { describedPhrase, singular } from '../words';
+import { singular } from '../words';
 import {
   conceptVerdict,
   notPii,
@@ -12,6 +12,7 @@ import {
   type Owner,
   type Verdict,
 } from './concept-verdict';
+import { FREE_TEXT_HEADS, readDescription } from './description-reader';
 import { expandWords } from './identifier';
 import { flagMarker, isPlural, statisticMarker } from './markers';
 import { shapeOf, toItems, type ColumnShape } from './name-shape';
@@ -88,8 +89,8 @@ function decide(column: CatalogColumn, entity: CatalogEntity): Verdict {
   const family = typeFamily(column.type);
   const table = tableContext(entity);
   const byName = decideByName(column, shape, family, table);
-  const reading = readDescription(column, byName, family, table);
-  return reading ? weighDescription(byName, reading) : byName;
+  const described = descriptionVerdict(column, byName, family, table);
+  return described ? weighDescription(byName, described) : byName;
 }
 
 function decideByName(column: CatalogColumn, shape: ColumnShape, family: TypeFamily, table: TableContext): Verdict {
@@ -240,36 +241,7 @@ function actorVerb(nameWords: readonly string[]): string | undefined {
 // ---------------------------------------------------------------------------------------------------
 // Descriptions: the column's own text, read for its vocabulary only
 
-/** Words that say a value was hashed or anonymised: no longer the person's value itself. */
-const HASH_WORDS = words(
-  'hash hashed hashes sha sha1 sha256 md5 digest salted anonymised anonymized anonymous irreversible',
-);
-/** Openers of a description of a statistic ("Aggregated number of...", "How many..."), beyond STAT_PREFIXES. */
-const DESCRIPTION_STAT_OPENERS = words('aggregated aggregate aggregation summed how');
-/** Openers of a description of a yes/no flag ("Whether the customer...", "True when..."). */
-const DESCRIPTION_FLAG_OPENERS = words('whether true false boolean yes flag flags');
-const DESCRIPTION_FLAG_VERBS = words('indicates indicating shows tells says marks');
-/** What a description says a value is not ("not a personal line", "non-personal", "no PII"). */
-const DENIED = words('personal pii personally identifying identifiable sensitive');
-const NEGATIONS = words('not no non never nothing');
-/** A business's shared lines and mailboxes. */
-const BUSINESS_LINES = words('switchboard reception hotline helpdesk servicedesk');
-const BUSINESS_LINE_PAIRS = new Set([
-  'main line',
-  'front desk',
-  'shared mailbox',
-  'generic mailbox',
-  'role mailbox',
-  'team mailbox',
-  'group mailbox',
-  'distribution list',
-  'service desk',
-  'help desk',
-]);
-/** Head words that make a description one of free text ("Text written by the customer..."). */
-const FREE_TEXT_HEADS = words('text message messages narrative prose writeup transcript');
-
-interface DescriptionReading {
+interface DescriptionVerdict {
   /** The description's words that were read, for explanations: never its raw text. */
   quote: string;
   /** What the description says the column holds, judged like a name with the description's owner words. */
@@ -282,18 +254,19 @@ interface DescriptionReading {
 }
 
 /**
- * Reads the column's own description as vocabulary: the concept its opening noun phrase names, whose value
- * it says it is, and whether it says the value is a statistic, a flag, hashed or not personal. A description
- * that gives orders is not evidence of anything.
+ * The column's own description (judgment/pii/description-reader.ts) judged like a name: the concept its opening
+ * noun phrase names, whose value it says it is, and what it says against the value being personal (a statistic,
+ * a flag, hashed, not personal, a business's line), weighed as the classifier weighs them.
  */
-function readDescription(
+function descriptionVerdict(
   column: CatalogColumn,
   byName: Verdict,
   family: TypeFamily,
   table: TableContext,
-): DescriptionReading | undefined {
-  const d = describedPhrase(column.description);
-  if (!d || d.instruction || d.clause.length === 0) return undefined;
+): DescriptionVerdict | undefined {
+  const reading = readDescription(column.description);
+  if (!reading || reading.phrase.clause.length === 0) return undefined;
+  const d = reading.phrase;
   const head = expandWords(d.head);
   const subject = expandWords(d.subject);
   const clause = expandWords(d.clause);
@@ -321,8 +294,7 @@ function readDescription(
     }
   }
   // "by the customer" names an author: whose the text is, but not whose phone or address.
-  const authorOnly = d.subjectIntro === 'by' || d.subjectIntro === 'from';
-  const subjectNearestFirst = authorOnly && concept !== 'free_text' ? [] : [...subject].reverse();
+  const subjectNearestFirst = reading.authored && concept !== 'free_text' ? [] : [...subject].reverse();
   const modifiers =
     at >= 0
       ? [
@@ -337,29 +309,15 @@ function readDescription(
   const { owner, word: ownerWord } = ownerOf(concept ? ownerModifiers(concept, modifiers) : modifiers);
   const nameConcept = byName.category;
 
-  const against = ((): DescriptionReading['against'] => {
-    const hashed = d.words.find((w) => HASH_WORDS.has(w));
+  const against = ((): DescriptionVerdict['against'] => {
+    const { hashed, statistic, flag, denied, businessLine } = reading;
     if (hashed && nameConcept !== 'credential' && concept !== 'credential')
       return { category: 'none', why: `${quote} says "${hashed}": not the person's value itself` };
-    const first = d.clause[0] ?? '';
-    const stat =
-      nameConcept === 'compensation' || concept === 'compensation'
-        ? undefined
-        : (statisticMarker(clause) ?? (DESCRIPTION_STAT_OPENERS.has(first) ? first : undefined));
+    const stat = nameConcept === 'compensation' || concept === 'compensation' ? undefined : statistic;
     if (stat) return { category: 'none', why: `${quote} opens with "${stat}": a statistic, not a person's data` };
-    if (
-      DESCRIPTION_FLAG_OPENERS.has(first) ||
-      (DESCRIPTION_FLAG_VERBS.has(first) && ['whether', 'if'].includes(d.clause[1] ?? ''))
-    )
-      return { category: 'none', why: `${quote} opens with "${first}": a yes/no flag, not the value` };
-    const denied = d.words.findIndex(
-      (w, i) => DENIED.has(w) && d.words.slice(Math.max(0, i - 3), i).some((n) => NEGATIONS.has(n)),
-    );
-    if (denied >= 0) return { category: 'none', why: `${quote} says it is not ${d.words[denied]}` };
-    const line =
-      d.words.find((w) => BUSINESS_LINES.has(w)) ??
-      d.words.map((w, i) => `${w} ${d.words[i + 1] ?? ''}`).find((p) => BUSINESS_LINE_PAIRS.has(p));
-    if (line) return { category: 'business_contact', why: `${quote} names a business's "${line}"` };
+    if (flag) return { category: 'none', why: `${quote} opens with "${flag}": a yes/no flag, not the value` };
+    if (denied) return { category: 'none', why: `${quote} says it is not ${denied}` };
+    if (businessLine) return { category: 'business_contact', why: `${quote} names a business's "${businessLine}"` };
     return undefined;
   })();
 
@@ -386,7 +344,7 @@ function readDescription(
  * the value is not personal (a statistic, a flag, a hash, a business's line). It cannot undo what the name
  * settles (a key, a statistic, a flag, a supplier's phone).
  */
-function weighDescription(byName: Verdict, reading: DescriptionReading): Verdict {
+function weighDescription(byName: Verdict, reading: DescriptionVerdict): Verdict {
   const { verdict, against } = reading;
   if (!byName.pii) {
     if (byName.decisive === 'name' || against || !verdict?.pii) return byName;
