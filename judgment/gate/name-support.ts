@@ -1,5 +1,5 @@
 import type { PiiCategory } from '../../domain/catalog';
-import { splitIdentifier } from '../pii/identifier';
+import { CUSTOM_SUFFIX, splitIdentifier } from '../pii/identifier';
 import type { TypeFamily } from '../sql/types';
 import { namePath, nameWords, singular } from '../words';
 
@@ -27,8 +27,6 @@ export interface NameEvidence {
 /** A last path segment of these alone says how a value is written, not what it is (card.number, address.line_1). */
 const BARE_LEAF = new Set(['number', 'no', 'num', 'nbr', 'code', 'line', 'digits', 'last', 'first', 'full']);
 
-/** A CRM's custom-field marker (primary_contact_name__c): not a word. */
-const CUSTOM_SUFFIX = /__(c|pc|r)$/i;
 /** Glued words shorter than this are read as written (dob, ipaddr): only long ones are split. */
 const GLUED_MIN = 7;
 

@@ -5,6 +5,15 @@ import { typeFamily, type TypeFamily } from '../sql/types';
 import { evidenceOf, gateWords, nameEvidence, NAME_SUPPORTS, type NameEvidence } from './name-support';
 import { readTable } from '../pii/table-reading';
 import { FREE_TEXT_HEADS, readDescription } from '../pii/description-reader';
+import { actorVerb, flagMarker, statisticMarker } from '../pii/markers';
+import {
+  ADDRESS_ROLES,
+  ID_SUFFIXES,
+  isPayTableWord,
+  PAY_AMOUNT_WORDS,
+  STAT_PREFIXES,
+  STAT_SUFFIXES,
+} from '../pii/vocabulary';
 import { singular } from '../words';
 
 // ---------------------------------------------------------------------------------------------
@@ -152,20 +161,6 @@ const MACHINE = new Set([
 ]);
 const MACHINE_CATEGORIES = new Set<PiiCategory>(['ip_address', 'address', 'postal_code', 'precise_location', 'email']);
 
-/** Name words that make a column a statistic about people (users_with_phone_pct, email_count). */
-const STATISTIC = new Set(
-  'count counts cnt pct percent percentage ratio avg average mean median sum dau wau mau'.split(' '),
-);
-/** Name words that make a column a yes/no flag about a value (has_phone, email_verified). */
-const FLAG_FIRST = new Set(
-  'is has have had was can did does enable disable isdefault isnotempty isempty require enforce allow'.split(' '),
-);
-const FLAG_LAST = new Set(
-  'flag verified validated confirmed consented opted optin optout bounced valid invalid present exists missing'.split(
-    ' ',
-  ),
-);
-const ID_WORDS = new Set(['id', 'key', 'uuid', 'guid', 'pk', 'fk', 'ref']);
 /** Categories whose value may itself be an identifier (email_id, tax_id, login_key). */
 const ID_CATEGORIES = new Set<PiiCategory>(['email', 'username', 'national_id', 'payment_card', 'bank_account']);
 
@@ -334,17 +329,6 @@ const ALLOWED_TYPES: Record<PiiCategory, TypeFamily[]> = {
   credential: ['text', 'binary'],
 };
 
-/** Verbs of what a person does to a record: a text confirmed_by names who did it. */
-const ACT_VERBS = new Set(
-  `created updated modified changed edited entered recorded received confirmed approved rejected reviewed verified
-  checked signed submitted requested assigned completed closed resolved authorized authorised prepared processed
-  handled inspected accepted acknowledged witnessed performed reported raised logged booked counted`.split(/\s+/),
-);
-/** Table words of a pay record, and the figures on it that are the pay itself. */
-const PAY_TABLE = new Set(['pay', 'payroll', 'salary', 'wage', 'payslip', 'paycheck', 'compensation']);
-const PAY_FIGURES = new Set(['rate', 'amount', 'gross', 'net', 'base']);
-/** Address roles of a company account's record (a contract's billing_street). */
-const ACCOUNT_ROLES = new Set(['billing', 'shipping', 'mailing', 'delivery']);
 /** Words of a person's contact value: the sibling that grounds a name under the same qualifier. */
 const CONTACT_WORDS = new Set(['email', 'mail', 'phone', 'mobile', 'telephone', 'tel']);
 
@@ -353,7 +337,7 @@ const CONTACT_WORDS = new Set(['email', 'mail', 'phone', 'mobile', 'telephone', 
  * which on a company's record is the company's, nor any word in `not`.
  */
 function ownerIsPerson(qualifiers: readonly string[], not: readonly string[] = []): boolean {
-  return qualifiers.some((w) => (PERSON.has(w) || ROLE_NOUNS.has(w)) && !ACCOUNT_ROLES.has(w) && !not.includes(w));
+  return qualifiers.some((w) => (PERSON.has(w) || ROLE_NOUNS.has(w)) && !ADDRESS_ROLES.has(w) && !not.includes(w));
 }
 
 /** The column under the same qualifier words as a name that holds an e-mail or phone (supplied_email). */
@@ -407,9 +391,7 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
   }
   // employeepayhistory.rate: on a pay record the rate is the pay.
   const payRecord =
-    category === 'compensation' &&
-    tableWords.some((w) => PAY_TABLE.has(w)) &&
-    name.words.some((w) => PAY_FIGURES.has(w));
+    category === 'compensation' && tableWords.some(isPayTableWord) && name.words.some((w) => PAY_AMOUNT_WORDS.has(w));
   const stated = supports(name.leaf ?? name, type) || payRecord;
   const describedName =
     category === 'person_name' &&
@@ -468,8 +450,7 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
   // confirmed_by, ReceivedBy: who did it to the row, as text.
   const actorName =
     category === 'person_name' &&
-    name.words[name.words.length - 1] === 'by' &&
-    ACT_VERBS.has(name.words[name.words.length - 2] ?? '') &&
+    actorVerb(name.words) !== undefined &&
     (type === 'text' || type === 'unknown' || type === 'other');
   // supplied_name beside supplied_email: the name of the party whose contact the row holds.
   const siblingName =
@@ -486,21 +467,16 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
     name.words[name.words.length - 1] === 'name';
 
   // A statistic or a flag about a value does not hold the value; a key identifies a row, not a person.
-  const firstWord = name.words[0] ?? '';
   const lastWord = name.words[name.words.length - 1] ?? '';
   if (!fromDescription && name.words.length > 1) {
-    const stat = category === 'compensation' ? undefined : name.words.find((w) => STATISTIC.has(w));
-    if (stat) return reject('pii:not-personal', `${col} is a statistic (${q(stat)}), not a person's ${category}`);
-    const flag =
-      category === 'gender'
+    const stat =
+      category === 'compensation'
         ? undefined
-        : FLAG_FIRST.has(firstWord)
-          ? firstWord
-          : FLAG_LAST.has(lastWord)
-            ? lastWord
-            : undefined;
+        : (name.words.find((w) => STAT_PREFIXES.has(w) || STAT_SUFFIXES.has(w)) ?? statisticMarker(name.words));
+    if (stat) return reject('pii:not-personal', `${col} is a statistic (${q(stat)}), not a person's ${category}`);
+    const flag = category === 'gender' ? undefined : flagMarker(name.words);
     if (flag) return reject('pii:not-personal', `${col} is a yes/no flag (${q(flag)}), not a person's ${category}`);
-    if (ID_WORDS.has(lastWord) && !ID_CATEGORIES.has(category))
+    if (ID_SUFFIXES.has(lastWord) && !ID_CATEGORIES.has(category))
       return reject('pii:identifier', `${col} ends in ${q(lastWord)}: a key, not a person's ${category}`);
   }
 
@@ -525,7 +501,7 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
   )
     return reject('pii:not-personal', `${col} on ${table}: ${reading.why}, so it is the machine's, not a person's`);
   // A contract's billing_street: the address of the company account the row belongs to.
-  const role = name.words.find((w) => ACCOUNT_ROLES.has(w));
+  const role = name.words.find((w) => ADDRESS_ROLES.has(w));
   if (
     reading.accountLinked &&
     role !== undefined &&

@@ -14,7 +14,7 @@ import {
 } from './concept-verdict';
 import { FREE_TEXT_HEADS, readDescription } from './description-reader';
 import { expandWords } from './identifier';
-import { flagMarker, isPlural, statisticMarker } from './markers';
+import { actorVerb, flagMarker, isPlural, statisticMarker } from './markers';
 import { shapeOf, toItems, type ColumnShape } from './name-shape';
 import { keyTypeOf, tableContext, type TableContext } from './table-context';
 import { NUMERIC, TEXTUAL, typeFamily, type TypeFamily } from './type-fits';
@@ -223,20 +223,6 @@ const decisive = (verdict: Verdict): Verdict => ({ ...verdict, decisive: 'name' 
 
 /** Bare party nouns that, on another party's row, reference that party's record in its own system. */
 const PARTY_REFERENCES = words('customer client subscriber payer');
-
-/** Verbs of what a person does to a record: confirmed_by, received_by name who did it. */
-const ACT_VERBS = words(`
-  created updated modified changed edited deleted entered recorded received confirmed approved rejected reviewed
-  verified checked signed submitted requested assigned completed closed opened resolved cancelled canceled
-  authorized authorised prepared processed handled inspected packed picked accepted acknowledged witnessed
-  performed reported raised logged booked invited referred released counted
-`);
-
-/** The verb of a "<verb> by" name (confirmed_by, ReceivedBy), if it is one. */
-function actorVerb(nameWords: readonly string[]): string | undefined {
-  const verb = nameWords[nameWords.length - 2];
-  return nameWords[nameWords.length - 1] === 'by' && verb !== undefined && ACT_VERBS.has(verb) ? verb : undefined;
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Descriptions: the column's own text, read for its vocabulary only

@@ -3,6 +3,7 @@ import { type ColumnShape } from './name-shape';
 import { type ContactSibling, type TableContext } from './table-context';
 import { TYPE_FITS, typeFamily, type TypeFamily } from './type-fits';
 import {
+  ADDRESS_ROLES,
   BANK_CONTEXT,
   FUNCTION_WORDS,
   NAME_QUALITIES,
@@ -10,7 +11,6 @@ import {
   isOrgWord,
   isPersonWord,
   nounKind,
-  words,
   type Concept,
 } from './vocabulary';
 import { singular } from '../words';
@@ -62,9 +62,6 @@ export const notPii = (category: Exclude<ColumnCategory, PiiCategory>, confidenc
   confidence,
   why,
 });
-
-/** Address roles that, on a company's record, are the company's addresses (billing_street, shipping_latitude). */
-const ADDRESS_ROLES = words('billing shipping mailing delivery');
 
 /** A sibling e-mail, phone or address under the same qualifier as this name, when that contact is a person's. */
 function siblingContact(shape: ColumnShape, table: TableContext): ContactSibling | undefined {

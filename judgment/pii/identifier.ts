@@ -22,7 +22,7 @@ function splitIdentifierUncached(raw: string): string[] {
 }
 
 /** A CRM's custom-field and custom-object marker (industry_tier__c, onboarding__c, birthdate__pc): not a word. */
-const CUSTOM_SUFFIX = /__(c|pc|r)$/i;
+export const CUSTOM_SUFFIX = /__(c|pc|r)$/i;
 
 /**
  * The words of a table name that can say what a row is: noise (stg, dim, vw, v2) and digits dropped, and what

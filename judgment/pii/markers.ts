@@ -1,4 +1,5 @@
 import {
+  ACT_VERBS,
   FLAG_INNER,
   FLAG_PAIRS,
   FLAG_PREFIXES,
@@ -10,9 +11,9 @@ import {
 import { singular } from '../words';
 
 /**
- * What makes a name a statistic about people or a yes/no flag about a value rather than the value itself:
- * users_count and pct_users_with_email say nothing about one person; has_phone and email_verified do not
- * hold the phone or the e-mail.
+ * What makes a name a statistic about people or a yes/no flag about a value rather than the value itself
+ * (users_count and pct_users_with_email say nothing about one person; has_phone and email_verified do not hold
+ * the phone or the e-mail), and what makes it name who did something to the row (confirmed_by).
  */
 
 export function isPlural(word: string): boolean {
@@ -46,4 +47,10 @@ export function flagMarker(tokens: readonly string[]): string | undefined {
   const pair = tokens.slice(-2).join(' ');
   if (FLAG_PAIRS.has(pair)) return pair;
   return undefined;
+}
+
+/** The verb of a "<verb> by" name (confirmed_by, ReceivedBy): who did it to the row, if it is one. */
+export function actorVerb(nameWords: readonly string[]): string | undefined {
+  const verb = nameWords[nameWords.length - 2];
+  return nameWords[nameWords.length - 1] === 'by' && verb !== undefined && ACT_VERBS.has(verb) ? verb : undefined;
 }

@@ -8,7 +8,7 @@ import {
   BANK_CONTEXT,
   CODE_SUFFIXES,
   ID_SUFFIXES,
-  PAY_TABLE_NOUNS,
+  isPayTableWord,
   WORKER_NOUNS,
   type NounKind,
 } from './vocabulary';
@@ -67,7 +67,7 @@ function computeTableContext(entity: CatalogEntity): TableContext {
   const { kind } = reading;
   const shapes = entity.columns.map((c) => ({ column: c, shape: shapeOf(c.name) }));
 
-  const payTable = tokens.some((t) => PAY_TABLE_NOUNS.has(singular(t)) || t === 'pay');
+  const payTable = tokens.some(isPayTableWord);
   const payContext =
     payTable ||
     tokens.some((t) => WORKER_NOUNS.has(singular(t))) ||

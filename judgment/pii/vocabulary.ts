@@ -303,6 +303,11 @@ export const PAY_TABLE_NOUNS = words(`
   salary payroll payslip paycheck wage compensation bonus commission
 `);
 
+/** A word of a table name that makes the table a pay record (salaries, payroll, employee_pay_history). */
+export function isPayTableWord(word: string): boolean {
+  return PAY_TABLE_NOUNS.has(singular(word)) || word === 'pay';
+}
+
 /** Words in view and table names that say nothing about what a row is. */
 export const NAME_NOISE = words(`
   v vw view qry query list of and the for summary current full alphabetical extended dim fact stg staging raw tbl
@@ -328,13 +333,26 @@ export const EXTRA_SUFFIXES: Partial<Record<Concept, ReadonlySet<string>>> = {
   photo: new Set(['path', 'url', 'uri', 'file', 'blob', 'data', 'link']),
 };
 
-export const PAY_AMOUNT_WORDS = new Set(['rate', 'amount', 'amt', 'gross', 'net', 'total', 'value', 'sum']);
+/** Figures on a pay record that are the pay itself (employee_pay_history.rate, salaries.amount). */
+export const PAY_AMOUNT_WORDS = words('rate amount amt gross net base total value sum');
+
+/** Address roles that, on a company's record, are the company's addresses (billing_street, shipping_latitude). */
+export const ADDRESS_ROLES = words('billing shipping mailing delivery');
+
+/** Verbs of what a person does to a record: confirmed_by, received_by name who did it. */
+export const ACT_VERBS = words(`
+  created updated modified changed edited deleted entered recorded received confirmed approved rejected reviewed
+  verified checked signed submitted requested assigned completed closed opened resolved cancelled canceled
+  authorized authorised prepared processed handled inspected packed picked accepted acknowledged witnessed
+  performed reported raised logged booked invited referred released counted
+`);
 
 /** Words around an account number that make it a payout or bank account rather than a record number. */
 export const BANK_CONTEXT = words(`
   bank banking payee payout deposit direct beneficiary refund ach wire sepa remittance disbursement
 `);
 
+/** Last words of a name that make it a key (customer_id, order_ref), not the value it names. */
 export const ID_SUFFIXES = new Set(['id', 'key', 'uuid', 'guid', 'pk', 'fk', 'sk', 'ref', 'oid', 'uid', 'nk']);
 export const CODE_SUFFIXES = new Set(['number', 'code', 'cd']);
 
