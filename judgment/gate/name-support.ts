@@ -1,5 +1,6 @@
 import type { PiiCategory } from '../../domain/catalog';
 import { CUSTOM_SUFFIX, splitIdentifier } from '../pii/identifier';
+import { ABBREVIATIONS } from '../pii/vocabulary';
 import type { TypeFamily } from '../sql/types';
 import { namePath, nameWords, singular } from '../words';
 
@@ -8,8 +9,13 @@ import { namePath, nameWords, singular } from '../words';
  * words split), and per category the words and pairs that state it (first_name states person_name).
  */
 
-/** Abbreviations the gate reads as the word (preferred_nm, display_nm). */
-const ALIASES: Record<string, string> = { nm: 'name', eml: 'email', phn: 'phone', addr: 'address', mob: 'mobile' };
+/**
+ * The vocabulary's abbreviations, read as their words (preferred_nm, ni_number, gndr), but "long": the gate asks
+ * whether a word stands anywhere in a name, and long_name or "Long description" hold no longitude.
+ */
+function expanded(word: string): readonly string[] {
+  return word === 'long' ? [word] : (ABBREVIATIONS.get(word) ?? [word]);
+}
 
 export interface NameEvidence {
   /** Column words with a TPC-H style one-letter prefix ("c_", "r_") removed. */
@@ -56,7 +62,7 @@ export function nameEvidence(columnName: string): NameEvidence {
 }
 
 export function evidenceOf(raw: string[]): NameEvidence {
-  const words = raw.map((w) => ALIASES[w] ?? w);
+  const words = raw.flatMap(expanded);
   const set = new Set(words.map(singular));
   return {
     words,

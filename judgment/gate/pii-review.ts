@@ -8,11 +8,18 @@ import { FREE_TEXT_HEADS, readDescription } from '../pii/description-reader';
 import { actorVerb, flagMarker, statisticMarker } from '../pii/markers';
 import {
   ADDRESS_ROLES,
+  GEO_NOUNS,
   ID_SUFFIXES,
+  INFRA_NOUNS,
   isPayTableWord,
+  LEDGER_NOUNS,
+  ORG_NOUNS,
   PAY_AMOUNT_WORDS,
+  PERSON_NOUNS,
   STAT_PREFIXES,
   STAT_SUFFIXES,
+  THING_NOUNS,
+  words,
 } from '../pii/vocabulary';
 import { singular } from '../words';
 
@@ -20,191 +27,34 @@ import { singular } from '../words';
 // PII tags: the gate's own evidence (name tokens, type, table context, the column's own description read as
 // vocabulary), independent of any classifier and never the proposal's explanation or evidence.
 
-/** Tables (or column qualifiers) whose rows are people. */
-const PERSON = new Set([
-  'customer',
-  'cust',
-  'client',
-  'employee',
-  'emp',
-  'staff',
-  'contact',
-  'user',
-  'person',
-  'people',
-  'patient',
-  'student',
-  'member',
-  'guest',
-  'passenger',
-  'driver',
-  'author',
-  'actor',
-  'director',
-  'owner',
-  'holder',
-  'cardholder',
-  'applicant',
-  'candidate',
-  'recipient',
-  'sender',
-  'buyer',
-  'shopper',
-  'subscriber',
-  'traveler',
-  'traveller',
-  'rider',
-  'tenant',
-  'resident',
-  'citizen',
-  'voter',
-  'donor',
-  'volunteer',
-  'worker',
-  'manager',
-  'teacher',
-  'instructor',
-  'doctor',
-  'physician',
-  'nurse',
-  'spouse',
-  'parent',
-  'beneficiary',
-  'approver',
-  'requester',
-  'reviewer',
-  'assignee',
-  'reporter',
-  'policyholder',
-  'borrower',
-  'billing',
-  'shipping',
-  'salesperson',
-  'rep',
-  'insured',
-  'learner',
-  'consumer',
-  'caller',
-  'supervisor',
-  'holder',
-  'enrollee',
+/**
+ * Whose a value is, as the gate reads a table word or a qualifier: the vocabulary's nouns (judgment/pii/
+ * vocabulary.ts), and the few words the gate reads otherwise. A tenant rents a flat here (the classifier reads
+ * tenants as a SaaS company's accounts); billing and shipping name the party billed or shipped to (to the
+ * classifier, the address roles of a company's record); a partner is a business (the classifier leaves a
+ * partner's name to a spouse's); a channel, a campaign, a segment is a thing and "demographic" a segment (to the
+ * classifier's table reading they are events and a person's record).
+ */
+const PERSON: ReadonlySet<string> = new Set([...PERSON_NOUNS, 'tenant', 'billing', 'shipping']);
+const BUSINESS: ReadonlySet<string> = new Set([...ORG_NOUNS, 'partner']);
+const MACHINE = INFRA_NOUNS;
+const NON_PERSON: ReadonlySet<string> = new Set([
+  ...THING_NOUNS,
+  ...GEO_NOUNS,
+  ...words('subcategory channel campaign calendar segment demographic'),
 ]);
 
-/** Tables (or column qualifiers) whose rows are businesses: their contact details are not personal data. */
-const BUSINESS = new Set([
-  'supplier',
-  'shipper',
-  'vendor',
-  'company',
-  'store',
-  'warehouse',
-  'carrier',
-  'manufacturer',
-  'merchant',
-  'partner',
-  'organization',
-  'organisation',
-  'org',
-  'branch',
-  'office',
-  'agency',
-  'distributor',
-  'wholesaler',
-  'bank',
-  'firm',
-  'business',
-  'employer',
-  'restaurant',
-  'hotel',
-  'airline',
-  'airport',
-  'pharmacy',
-  'clinic',
-  'hospital',
-  'laboratory',
-  'lab',
-  'school',
-  'university',
-  'shop',
-  'retailer',
-  'dealer',
-  'insurer',
-]);
+/** A text column named for a role holds that person's name ("Salesperson", "manager"); every one a person noun. */
+const ROLE_NOUNS = words(`
+  salesperson salesman saleswoman manager composer author director actor writer editor owner recipient sender
+  assignee reporter approver reviewer requester representative agent driver passenger patient physician doctor
+  nurse teacher instructor student employee
+`);
 
-/** Machines and installations (or column qualifiers naming one): their addresses are not a person's. */
-const MACHINE = new Set([
-  'server',
-  'host',
-  'hostname',
-  'node',
-  'machine',
-  'device',
-  'router',
-  'gateway',
-  'tower',
-  'mast',
-  'antenna',
-  'sensor',
-  'cluster',
-  'instance',
-  'container',
-  'pod',
-  'firewall',
-  'relay',
-  'loopback',
-  'vm',
-  'proxy',
-  'balancer',
-  'datacenter',
-  'installation',
-  'appliance',
-]);
 const MACHINE_CATEGORIES = new Set<PiiCategory>(['ip_address', 'address', 'postal_code', 'precise_location', 'email']);
 
 /** Categories whose value may itself be an identifier (email_id, tax_id, login_key). */
 const ID_CATEGORIES = new Set<PiiCategory>(['email', 'username', 'national_id', 'payment_card', 'bank_account']);
-
-/** Tables (or column qualifiers) whose rows are neither people nor parties: places, products, media. */
-const NON_PERSON = new Set([
-  'region',
-  'territory',
-  'country',
-  'nation',
-  'province',
-  'county',
-  'city',
-  'continent',
-  'zone',
-  'area',
-  'district',
-  'product',
-  'category',
-  'subcategory',
-  'film',
-  'movie',
-  'album',
-  'track',
-  'song',
-  'genre',
-  'playlist',
-  'media',
-  'language',
-  'currency',
-  'part',
-  'sku',
-  'brand',
-  'inventory',
-  'department',
-  'dept',
-  'channel',
-  'campaign',
-  'calendar',
-  'book',
-  'course',
-  'segment',
-  'demographic',
-  'item',
-]);
 
 /** Column words that on their own never make a column personal. */
 const GENERIC = new Set([
@@ -265,44 +115,7 @@ const GENERIC = new Set([
   'number',
 ]);
 
-/** On a ledger, account identifiers are chart-of-accounts entries, not bank accounts of people. */
-const LEDGER = new Set(['ledger', 'gl', 'journal', 'coa', 'posting', 'accounting', 'chart']);
 const LEDGER_GENERIC = new Set(['account', 'acct', 'number', 'no', 'num', 'nbr', 'id', 'code', 'key', 'name', 'type']);
-
-/** A text column named for a role holds that person's name ("Salesperson", "manager"). */
-const ROLE_NOUNS = new Set([
-  'salesperson',
-  'salesman',
-  'saleswoman',
-  'manager',
-  'composer',
-  'author',
-  'director',
-  'actor',
-  'writer',
-  'editor',
-  'owner',
-  'recipient',
-  'sender',
-  'assignee',
-  'reporter',
-  'approver',
-  'reviewer',
-  'requester',
-  'representative',
-  'rep',
-  'agent',
-  'driver',
-  'passenger',
-  'patient',
-  'physician',
-  'doctor',
-  'nurse',
-  'teacher',
-  'instructor',
-  'student',
-  'employee',
-]);
 
 const CONTACT_CATEGORIES = new Set<PiiCategory>(['email', 'phone', 'address', 'postal_code', 'person_name']);
 
@@ -374,8 +187,8 @@ export function reviewPiiTag(change: PiiTagChange, entity: CatalogEntity): GateV
   }
 
   const name = nameEvidence(column.name);
-  const tableWords = gateWords(entity.name).map(singular);
-  const ledger = tableWords.some((w) => LEDGER.has(w));
+  const tableWords = evidenceOf(gateWords(entity.name)).words.map(singular);
+  const ledger = tableWords.some((w) => LEDGER_NOUNS.has(w));
   const supports = Object.prototype.hasOwnProperty.call(NAME_SUPPORTS, category) ? NAME_SUPPORTS[category] : undefined;
   if (supports === undefined) return reject('pii:unknown-category', `${q(String(category))} is not a PII category`);
   const type = typeFamily(column.type);

@@ -206,6 +206,7 @@ export const PERSON_NOUNS = words(`
   salesman representative agent clerk assignee reviewer approver requester reporter buyer profile prospect lead
   hire emergency kin husband wife sibling mother father director actor cashier technician engineer consultant
   intern trainee officer caller sender shopper consumer insured policyholder enrollee caregiver carer respondent
+  saleswoman writer editor
 `);
 
 /** Person nouns for people who are paid: evidence that a pay column is an individual's pay. */
@@ -221,7 +222,7 @@ export const ORG_NOUNS = words(`
   organisation organization org institution bank warehouse factory hospital clinic pharmacy school university
   college hotel restaurant venue airline retailer distributor dealer dealership firm employer insurer laboratory
   lab franchise outlet depot headquarters hq subsidiary corporation corporate enterprise brand practice library
-  museum theater theatre cinema gym studio
+  museum theater theatre cinema gym studio wholesaler airport
 `);
 
 /** Places: an organisation's site, unless the table name also names a person (user_locations). */
@@ -241,14 +242,14 @@ export const GEO_NOUNS = words(`
 `);
 
 export const LEDGER_NOUNS = words(`
-  ledger gl journal chart coa posting budget fiscal cost center
+  ledger gl journal chart coa posting budget fiscal cost center accounting
 `);
 
 /** Machines, installations and their networks: an address or IP they qualify is a machine's, not a person's. */
 export const INFRA_NOUNS = words(`
   server host hostname node machine instance installation install cluster router gateway subnet network vm container
   pod endpoint datacenter firewall switch database db replica shard proxy daemon deployment runner tower mast antenna
-  sensor analyser analyzer instrument meter printer scanner kiosk appliance balancer relay
+  sensor analyser analyzer instrument meter printer scanner kiosk appliance balancer relay loopback
 `);
 
 /** Equipment that may be a person's (a user's device): infrastructure as a table's row, not as a qualifier. */

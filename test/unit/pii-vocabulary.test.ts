@@ -4,9 +4,9 @@ import { classifyColumn } from '../../judgment/pii/classifier';
 
 /**
  * One vocabulary for the classifier and the gate (judgment/pii/vocabulary.ts, markers.ts): the gate once kept
- * its own, shorter copies of the statistic, flag and key words, the verbs of "<verb>_by" and the pay-record
- * words. Each row is a word only the classifier's copy knew: the gate now reads it too, and each still decides
- * on its own evidence.
+ * its own, shorter copies of the statistic, flag and key words, the verbs of "<verb>_by", the pay-record words,
+ * the abbreviations and the nouns of people, businesses and machines. Each row is a word only the classifier's
+ * copy knew: the gate now reads it too, and each still decides on its own evidence.
  */
 
 function table(name: string, column: string, type: string): CatalogEntity {
@@ -31,6 +31,9 @@ describe('the classifier and the gate read a name with the same words', () => {
     ['"oid" keys', 'customers', 'address_oid', 'varchar(20)', 'address', false, 'pii:identifier'],
     ['"cancelled by" names who did it', 'orders', 'cancelled_by', 'varchar(100)', 'person_name', true, 'pii:grounded'],
     ['a bonus table is a pay record', 'bonus_history', 'rate', 'numeric(10,2)', 'compensation', true, 'pii:grounded'],
+    ['"ni" is national insurance', 'employees', 'ni_number', 'varchar(20)', 'national_id', true, 'pii:grounded'],
+    ['"gndr" is gender', 'employees', 'gndr', 'varchar(2)', 'gender', true, 'pii:grounded'],
+    ["a clinician's notes", 'appointments', 'clinician_notes', 'text', 'free_text_personal', true, 'pii:grounded'],
   ])('%s', (_what, name, column, type, category, personal, rule) => {
     const e = table(name, column, type);
     const classified = classifyColumn(e.columns[1]!, e);
