@@ -3,7 +3,7 @@ import type { Concept } from './vocabulary';
 
 /** Which declared column types a value of each concept can plausibly be stored in, as the classifier reads types. */
 
-/** sql-types' families, with the ones no rule here tells apart (arrays, interval, domains) read as unknown. */
+/** judgment/sql/types.ts' families, with the ones no rule here tells apart (arrays, interval, domains) read as unknown. */
 export type TypeFamily = Exclude<ReturnType<typeof sqlTypeFamily>, 'array' | 'other'>;
 
 export function typeFamily(type: string): TypeFamily {

@@ -594,7 +594,7 @@ describe('classifyColumn explanations and confidence', () => {
   });
 });
 
-describe('typeFamily (judgment/sql-types)', () => {
+describe('typeFamily (judgment/sql/types)', () => {
   test.each<[string, TypeFamily]>([
     ['unknown', 'unknown'],
     ['', 'unknown'],
