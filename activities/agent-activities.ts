@@ -3,7 +3,7 @@ import { proposalId } from '../domain/digest';
 import { NO_MODEL_AGENTS, NEEDS_NEIGHBOURS } from '../judgment/agents';
 import { NO_NEIGHBOURS } from '../judgment/description-evidence';
 import { loadNeighbours } from './neighbours';
-import { proposeFromSamples, samplingCandidates } from '../judgment/pii-samples';
+import { proposeFromSamples, samplingCandidates } from '../judgment/pii/samples';
 import { sampledEvidence } from './value-sampling';
 import { catalogContext } from './catalog-access';
 import { faultPoint } from './fault-points';

@@ -7,7 +7,7 @@ import type { EndpointConfig, SweepConfig } from '../domain/sweep';
 import { effectivePageSize } from '../domain/sweep';
 import { proposalId } from '../domain/digest';
 import { NO_MODEL_AGENTS } from '../judgment/agents';
-import { mechanicalReview } from '../judgment/mechanical-gate';
+import { mechanicalReview } from '../judgment/gate/mechanical-gate';
 import { paceKey } from '../llm/client';
 import { BATCH_SYSTEM_PROMPTS, SYSTEM_PROMPTS, userMessage } from '../llm/prompts';
 import type { Pacer } from '../llm/pacer';

@@ -1,11 +1,11 @@
 import type { Outcome, ProposalChange } from '../domain/proposal';
 import type { ReviewMode } from '../domain/sweep';
-import { mechanicalReview } from '../judgment/mechanical-gate';
+import { mechanicalReview } from '../judgment/gate/mechanical-gate';
 import { summarize } from '../judgment/agents';
 import { catalogContext } from './catalog-access';
 import { NO_NEIGHBOURS } from '../judgment/description-evidence';
 import { loadNeighbours } from './neighbours';
-import { confirmBySamples } from '../judgment/pii-samples';
+import { confirmBySamples } from '../judgment/pii/samples';
 import { sampledEvidence } from './value-sampling';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 

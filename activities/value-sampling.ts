@@ -1,7 +1,7 @@
 import { log } from '@temporalio/activity';
 import type { CatalogAdapter } from '../catalog/adapter';
 import type { CatalogEntity } from '../domain/catalog';
-import { valueEvidence, type ValueEvidence } from '../judgment/value-patterns';
+import { valueEvidence, type ValueEvidence } from '../judgment/pii/value-patterns';
 
 /**
  * Sample some columns of one entity in this process and keep only what the patterns say (counts and a

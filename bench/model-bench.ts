@@ -19,7 +19,7 @@ import type { SweepReport, TokenTotals } from '../domain/report';
 import { effectivePageSize, parseSweepInput, type EndpointConfig, type SweepConfig } from '../domain/sweep';
 import { createCatalogContext, type CatalogContext } from '../judgment/catalog-context';
 import type { Neighbours } from '../judgment/description-evidence';
-import { mechanicalReview } from '../judgment/mechanical-gate';
+import { mechanicalReview } from '../judgment/gate/mechanical-gate';
 import type { CallOptions, TokenCount } from '../llm/client';
 import { startFakeProvider, type FakeProvider } from '../fakes/provider';
 import { Pacer } from '../llm/pacer';

@@ -14,7 +14,7 @@ import type { SweepReport } from '../domain/report';
 import { effectivePageSize } from '../domain/sweep';
 import { NO_MODEL_AGENTS } from '../judgment/agents';
 import { createCatalogContext } from '../judgment/catalog-context';
-import { mechanicalReview } from '../judgment/mechanical-gate';
+import { mechanicalReview } from '../judgment/gate/mechanical-gate';
 import { applyChange } from '../catalog/entity-repairs';
 import { sweepHistoryStats } from '../client/history-stats';
 import { ROOT, startDevServer, killTree, peakRssMb, cpuMs } from './support';

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
-import { classifyColumn, type ColumnCategory } from '../judgment/pii-classifier';
+import { classifyColumn, type ColumnCategory } from '../judgment/pii/classifier';
 import type { TableReading } from '../domain/proposal';
 import { convertPublicSchema, PublicSchemaFormatError, type PiiLabel } from './public-schema';
 import { runScript } from './run-script';

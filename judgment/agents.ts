@@ -1,7 +1,7 @@
 import type { CatalogEntity } from '../domain/catalog';
 import type { AgentName, ProposalChange } from '../domain/proposal';
 import { draftDescriptions } from './description-drafter';
-import { proposePiiTags } from './pii-classifier';
+import { proposePiiTags } from './pii/classifier';
 import { checkLineage } from './lineage-checker';
 import type { CatalogContext } from './catalog-context';
 import type { Neighbours } from './description-evidence';

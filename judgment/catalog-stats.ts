@@ -1,7 +1,6 @@
 import type { CatalogEntity } from '../domain/catalog';
-import { looksLikePii } from './pii-classifier';
-import { isRestatement } from './informative';
-import { isUninformative } from './claims';
+import { looksLikePii } from './pii/classifier';
+import { isRestatement, isUninformative } from './informative';
 import { basisOfArgusText } from './description-evidence';
 
 /** Who or what an informative description came from. */

@@ -9,7 +9,8 @@
  */
 import type { CatalogColumn, CatalogEntity } from '../domain/catalog';
 import type { CatalogContext } from './catalog-context';
-import { readSelectShape, type ColumnRef, type Derivation } from './sql-columns';
+import type { ColumnRef, Derivation } from './sql/derivation';
+import { readSelectShape } from './sql/select-shape';
 import { isRestatement } from './informative';
 import { isOrder } from './words';
 

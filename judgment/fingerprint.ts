@@ -1,7 +1,7 @@
 import type { CatalogEntity } from '../domain/catalog';
 import { digest64, stableJson } from '../domain/digest';
 import type { CatalogContext } from './catalog-context';
-import { tablesReadBySql } from './sql-tables';
+import { tablesReadBySql } from './sql/tables';
 
 /**
  * An entity's own fingerprint when its catalog has no cheaper one: a digest of everything judgment reads of it

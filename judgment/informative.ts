@@ -58,3 +58,48 @@ export function isRestatement(text: string, entity: CatalogEntity, columnName?: 
   // "customer's": the possessive s is not a word of its own.
   return splitWords(text).every((w) => w === 's' || /^\d+$/.test(w) || allowed.has(w) || allowed.has(singular(w)));
 }
+
+/** Words that say nothing about an entity beyond naming it ("The email column.", "Customers table."). */
+const FILLER = new Set([
+  'the',
+  'a',
+  'an',
+  'of',
+  'this',
+  'that',
+  'these',
+  'table',
+  'view',
+  'column',
+  'field',
+  'entity',
+  'is',
+  'are',
+  'for',
+  'in',
+  'data',
+  'and',
+  'it',
+  'its',
+  'to',
+  'value',
+  'values',
+]);
+
+/**
+ * True when the text says nothing beyond the entity's (or column's) own name: empty, "Customers
+ * table.", "The email column."
+ */
+export function isUninformative(text: string, entity: CatalogEntity, column?: string): boolean {
+  let entityTokens = entityNameTokens.get(entity);
+  if (!entityTokens) {
+    entityTokens = new Set([...nameWords(entity.name), ...nameWords(entity.id)]);
+    entityNameTokens.set(entity, entityTokens);
+  }
+  const columnTokens = column ? nameWords(column) : [];
+  const known = (w: string) => entityTokens.has(w) || columnTokens.includes(w);
+  return splitWords(text).every((w) => FILLER.has(w) || known(w) || known(singular(w)));
+}
+
+/** The words of an entity's name and id (neither changes during a sweep). */
+const entityNameTokens = new WeakMap<CatalogEntity, Set<string>>();

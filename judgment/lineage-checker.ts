@@ -1,7 +1,7 @@
 import type { CatalogEntity } from '../domain/catalog';
 import type { LineageFlagChange } from '../domain/proposal';
 import type { CatalogContext } from './catalog-context';
-import { tablesReadBySql } from './sql-tables';
+import { tablesReadBySql } from './sql/tables';
 
 /**
  * Compare an entity's recorded lineage with the catalog and with its own SQL. Pure and deterministic.

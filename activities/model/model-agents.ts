@@ -19,7 +19,7 @@ import { completeItems } from '../../llm/partial-json';
 import { BATCH_SYSTEM_PROMPTS, SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
 import { agentEvidence, describeTargets, proposalForReview, reviewEvidence, type BatchItem } from './model-review';
 import type { CatalogContext } from '../../judgment/catalog-context';
-import { looksLikePii } from '../../judgment/pii-classifier';
+import { looksLikePii } from '../../judgment/pii/classifier';
 import type { Neighbours } from '../../judgment/description-evidence';
 
 /** The call options every model-backed agent passes through to its calls (llm/client.ts). */

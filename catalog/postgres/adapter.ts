@@ -55,7 +55,7 @@ function explain(err: unknown, where: string): CatalogError {
 const qualified = (c: PoolClient, schema: string, name: string) =>
   `${c.escapeIdentifier(schema)}.${c.escapeIdentifier(name)}`;
 
-/** Most rows a sample reads: enough for judgment/value-patterns.ts, few enough to be read in a blink and forgotten. */
+/** Most rows a sample reads: enough for judgment/pii/value-patterns.ts, few enough to be read in a blink and forgotten. */
 const SAMPLE_MAX_ROWS = 100;
 /** A sample is evidence, not the sweep's work: a heavy view or a lock held by a migration makes it give up. */
 const SAMPLE_TIMEOUT = '5s';

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { parse } from 'yaml';
 import { readDbtProject, renderRawCode, type DbtProjectRead, type DbtRelationCall } from '../../catalog/dbt/manifest';
 import { UNKNOWN_COLUMN_TYPE } from '../../domain/catalog';
-import { tablesReadBySql } from '../../judgment/sql-tables';
+import { tablesReadBySql } from '../../judgment/sql/tables';
 import { dbtQuery, prepareJaffleShop, type JaffleShop } from '../support/dbt';
 
 jest.setTimeout(600_000);

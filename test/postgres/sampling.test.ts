@@ -5,7 +5,7 @@
 import { Client } from 'pg';
 import { CatalogError } from '../../catalog/adapter';
 import { PostgresCatalogAdapter } from '../../catalog/postgres/adapter';
-import { valueEvidence } from '../../judgment/value-patterns';
+import { valueEvidence } from '../../judgment/pii/value-patterns';
 import { startPostgres, type PgServer } from '../support/postgres';
 
 jest.setTimeout(60_000);

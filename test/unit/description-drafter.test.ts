@@ -3,7 +3,7 @@ import type { DescriptionChange, Proposal } from '../../domain/proposal';
 import { createCatalogContext } from '../../judgment/catalog-context';
 import { draftDescriptions } from '../../judgment/description-drafter';
 import { basisOfArgusText, descriptionFacts, type Neighbours } from '../../judgment/description-evidence';
-import { mechanicalReview } from '../../judgment/mechanical-gate';
+import { mechanicalReview } from '../../judgment/gate/mechanical-gate';
 import { isRestatement } from '../../judgment/informative';
 
 const entity = (input: CatalogEntityInput): CatalogEntity => CatalogEntity.parse(input);

@@ -4,7 +4,7 @@ import { CatalogEntity, CatalogFile, type CatalogEntityInput } from '../../domai
 import type { Proposal } from '../../domain/proposal';
 import { createCatalogContext } from '../../judgment/catalog-context';
 import { NO_NEIGHBOURS, type Neighbours } from '../../judgment/description-evidence';
-import { mechanicalReview } from '../../judgment/mechanical-gate';
+import { mechanicalReview } from '../../judgment/gate/mechanical-gate';
 
 // Issue 26, item 3: the gate reads lists of sources and claimed figures in prose. A small rental
 // warehouse written for these tests: plain tables, a contact view over four of them, a spend view

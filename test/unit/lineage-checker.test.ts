@@ -2,7 +2,7 @@ import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
 import { LineageFlagChange, type Proposal } from '../../domain/proposal';
 import { createCatalogContext, nameWords, splitQualifiedName } from '../../judgment/catalog-context';
 import { checkLineage } from '../../judgment/lineage-checker';
-import { mechanicalReview } from '../../judgment/mechanical-gate';
+import { mechanicalReview } from '../../judgment/gate/mechanical-gate';
 
 const entity = (input: CatalogEntityInput): CatalogEntity => CatalogEntity.parse(input);
 const column = [{ name: 'id', type: 'integer' }];

@@ -4,9 +4,9 @@ import { CatalogEntity, PiiCategory, type CatalogEntityInput } from '../../domai
 import type { Proposal, ProposalChange } from '../../domain/proposal';
 import { createCatalogContext } from '../../judgment/catalog-context';
 import { convertPublicSchema } from '../../eval/public-schema';
-import { mechanicalReview } from '../../judgment/mechanical-gate';
-import { detectUnsupportedClaims, findUnsupportedClaims } from '../../judgment/claims';
-import { proposePiiTags } from '../../judgment/pii-classifier';
+import { mechanicalReview } from '../../judgment/gate/mechanical-gate';
+import { detectUnsupportedClaims, findUnsupportedClaims } from '../../judgment/claims/detect';
+import { proposePiiTags } from '../../judgment/pii/classifier';
 
 const entity = (input: CatalogEntityInput): CatalogEntity => CatalogEntity.parse(input);
 
@@ -397,10 +397,11 @@ describe('mechanical gate: PII tags on its own evidence', () => {
       rule: 'pii:ungrounded',
     },
     {
+      // "opt in" makes it a yes/no flag for the gate as for the classifier (one vocabulary): before its type.
       name: 'email_opt_in (boolean) as email',
       proposal: tag(customers, 'email_opt_in', 'email'),
       decision: 'rejected',
-      rule: 'pii:type-mismatch',
+      rule: 'pii:not-personal',
     },
     {
       name: 'created_at as birth_date',
@@ -506,6 +507,20 @@ describe('mechanical gate: PII tags on its own evidence', () => {
 
   it('says which category it cannot ground on which column', () => {
     expect(review(tag(customers, 'email', 'phone')).reason).toBe('cannot ground category phone on column email');
+  });
+
+  it('rejects a category its name states on a type that cannot hold it', () => {
+    const e = entity({
+      id: 'raw.contacts',
+      database: 'shop',
+      name: 'contacts',
+      kind: 'table',
+      columns: [{ name: 'email', type: 'boolean' }],
+    });
+    expect(mechanicalReview(tag(e, 'email', 'email'), e, ctx)).toMatchObject({
+      decision: 'rejected',
+      rule: 'pii:type-mismatch',
+    });
   });
 
   it('ignores the proposer: confidence, explanation and evidence do not change a decision', () => {

@@ -149,7 +149,14 @@ describe('judgment key', () => {
     const before = rulesVersion(root);
     expect(rulesVersion(root)).toBe(before);
     appendFileSync(path.join(root, 'judgment', 'words.ts'), '\n// a changed rule\n');
-    expect(rulesVersion(root)).not.toBe(before);
+    const afterTop = rulesVersion(root);
+    expect(afterTop).not.toBe(before);
+    // The rooms of judgment/ (pii/, sql/, claims/, gate/) count as much as its top level.
+    for (const room of ['pii/vocabulary.ts', 'sql/tokens.ts', 'claims/phrases.ts', 'gate/pii-review.ts']) {
+      const previous = rulesVersion(root);
+      appendFileSync(path.join(root, 'judgment', room), '\n// a changed rule\n');
+      expect(rulesVersion(root)).not.toBe(previous);
+    }
   });
 
   test('without rule sources it never matches another process', () => {

@@ -1,13 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import {
-  classifyColumn,
-  proposePiiTags,
-  splitIdentifier,
-  withReading,
-  type ColumnCategory,
-} from '../../judgment/pii-classifier';
-import { typeFamily, type TypeFamily } from '../../judgment/sql-types';
+import { classifyColumn, proposePiiTags, withReading, type ColumnCategory } from '../../judgment/pii/classifier';
+import { splitIdentifier } from '../../judgment/pii/identifier';
+import { typeFamily, type TypeFamily } from '../../judgment/sql/types';
 import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
 import { PiiTagChange } from '../../domain/proposal';
 import { convertPublicSchema } from '../../eval/public-schema';
@@ -599,7 +594,7 @@ describe('classifyColumn explanations and confidence', () => {
   });
 });
 
-describe('typeFamily (judgment/sql-types)', () => {
+describe('typeFamily (judgment/sql/types)', () => {
   test.each<[string, TypeFamily]>([
     ['unknown', 'unknown'],
     ['', 'unknown'],

@@ -1,9 +1,9 @@
 import { CatalogEntity } from '../../domain/catalog';
 import type { PiiTagChange, Proposal } from '../../domain/proposal';
 import { createCatalogContext } from '../../judgment/catalog-context';
-import { mechanicalReview } from '../../judgment/mechanical-gate';
-import { confirmBySamples, proposeFromSamples, samplingCandidates } from '../../judgment/pii-samples';
-import { valueEvidence } from '../../judgment/value-patterns';
+import { mechanicalReview } from '../../judgment/gate/mechanical-gate';
+import { confirmBySamples, proposeFromSamples, samplingCandidates } from '../../judgment/pii/samples';
+import { valueEvidence } from '../../judgment/pii/value-patterns';
 
 const contacts = CatalogEntity.parse({
   id: 'crm.contacts',

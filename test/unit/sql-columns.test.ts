@@ -1,4 +1,5 @@
-import { readSelectShape, type ColumnRef, type Derivation, type SelectShape } from '../../judgment/sql-columns';
+import type { ColumnRef, Derivation } from '../../judgment/sql/derivation';
+import { readSelectShape, type SelectShape } from '../../judgment/sql/select-shape';
 
 const ref = (table: string | undefined, column: string): ColumnRef => ({ table, column });
 const col = (table: string | undefined, column: string, renamed = false): Derivation => ({

@@ -1,4 +1,4 @@
-import { tablesReadBySql } from '../../judgment/sql-tables';
+import { tablesReadBySql } from '../../judgment/sql/tables';
 
 const cases: Array<{ name: string; sql: string; tables: string[] }> = [
   { name: 'single table', sql: 'SELECT id, name FROM customers', tables: ['customers'] },

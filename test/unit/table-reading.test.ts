@@ -3,9 +3,9 @@ import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
 import type { PiiCategory } from '../../domain/catalog';
 import type { TableReading } from '../../domain/proposal';
 import { evaluatePiiFolder } from '../../eval/pii';
-import { classifyColumn, proposePiiTags, type ColumnCategory } from '../../judgment/pii-classifier';
-import { reviewPiiTag } from '../../judgment/gate-pii';
-import { readTable } from '../../judgment/table-reading';
+import { classifyColumn, proposePiiTags, type ColumnCategory } from '../../judgment/pii/classifier';
+import { reviewPiiTag } from '../../judgment/gate/pii-review';
+import { readTable } from '../../judgment/pii/table-reading';
 
 /**
  * Issue 26: whose record a row is (person, organisation, machine, event, thing) decides contact-like columns.

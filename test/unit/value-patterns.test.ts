@@ -1,6 +1,6 @@
 // Value patterns with invented values only: card numbers made Luhn-valid by hand, IBANs with computed check
 // digits over made-up account numbers, phone numbers from the fictional 555-01xx and Ofcom drama ranges.
-import { MIN_SAMPLED, valueEvidence, valuePattern, type ValuePatternName } from '../../judgment/value-patterns';
+import { MIN_SAMPLED, valueEvidence, valuePattern, type ValuePatternName } from '../../judgment/pii/value-patterns';
 
 describe('valuePattern: one value', () => {
   test.each<[string, ValuePatternName | undefined]>([

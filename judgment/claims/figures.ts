@@ -1,8 +1,9 @@
-import type { CatalogColumn, CatalogEntity } from '../domain/catalog';
-import type { CatalogContext } from './catalog-context';
-import type { Neighbours } from './description-evidence';
-import { readSelectShape, type AggregateFn, type Derivation } from './sql-columns';
-import { nameWords, singular, splitWords } from './words';
+import type { CatalogColumn, CatalogEntity } from '../../domain/catalog';
+import type { CatalogContext } from '../catalog-context';
+import type { Neighbours } from '../description-evidence';
+import type { AggregateFn, Derivation } from '../sql/derivation';
+import { readSelectShape } from '../sql/select-shape';
+import { nameWords, singular, splitWords } from '../words';
 
 /**
  * Figures and attributes claimed in a table's description: "showing lifetime spend", "with the number

@@ -1,4 +1,4 @@
-import { singular } from './words';
+import { singular } from '../words';
 
 /**
  * The PII vocabulary shared by the classifier, the table reading and the identifier splitter: what name words and
@@ -206,6 +206,7 @@ export const PERSON_NOUNS = words(`
   salesman representative agent clerk assignee reviewer approver requester reporter buyer profile prospect lead
   hire emergency kin husband wife sibling mother father director actor cashier technician engineer consultant
   intern trainee officer caller sender shopper consumer insured policyholder enrollee caregiver carer respondent
+  saleswoman writer editor
 `);
 
 /** Person nouns for people who are paid: evidence that a pay column is an individual's pay. */
@@ -221,7 +222,7 @@ export const ORG_NOUNS = words(`
   organisation organization org institution bank warehouse factory hospital clinic pharmacy school university
   college hotel restaurant venue airline retailer distributor dealer dealership firm employer insurer laboratory
   lab franchise outlet depot headquarters hq subsidiary corporation corporate enterprise brand practice library
-  museum theater theatre cinema gym studio
+  museum theater theatre cinema gym studio wholesaler airport
 `);
 
 /** Places: an organisation's site, unless the table name also names a person (user_locations). */
@@ -241,14 +242,14 @@ export const GEO_NOUNS = words(`
 `);
 
 export const LEDGER_NOUNS = words(`
-  ledger gl journal chart coa posting budget fiscal cost center
+  ledger gl journal chart coa posting budget fiscal cost center accounting
 `);
 
 /** Machines, installations and their networks: an address or IP they qualify is a machine's, not a person's. */
 export const INFRA_NOUNS = words(`
   server host hostname node machine instance installation install cluster router gateway subnet network vm container
   pod endpoint datacenter firewall switch database db replica shard proxy daemon deployment runner tower mast antenna
-  sensor analyser analyzer instrument meter printer scanner kiosk appliance balancer relay
+  sensor analyser analyzer instrument meter printer scanner kiosk appliance balancer relay loopback
 `);
 
 /** Equipment that may be a person's (a user's device): infrastructure as a table's row, not as a qualifier. */
@@ -303,6 +304,11 @@ export const PAY_TABLE_NOUNS = words(`
   salary payroll payslip paycheck wage compensation bonus commission
 `);
 
+/** A word of a table name that makes the table a pay record (salaries, payroll, employee_pay_history). */
+export function isPayTableWord(word: string): boolean {
+  return PAY_TABLE_NOUNS.has(singular(word)) || word === 'pay';
+}
+
 /** Words in view and table names that say nothing about what a row is. */
 export const NAME_NOISE = words(`
   v vw view qry query list of and the for summary current full alphabetical extended dim fact stg staging raw tbl
@@ -328,13 +334,26 @@ export const EXTRA_SUFFIXES: Partial<Record<Concept, ReadonlySet<string>>> = {
   photo: new Set(['path', 'url', 'uri', 'file', 'blob', 'data', 'link']),
 };
 
-export const PAY_AMOUNT_WORDS = new Set(['rate', 'amount', 'amt', 'gross', 'net', 'total', 'value', 'sum']);
+/** Figures on a pay record that are the pay itself (employee_pay_history.rate, salaries.amount). */
+export const PAY_AMOUNT_WORDS = words('rate amount amt gross net base total value sum');
+
+/** Address roles that, on a company's record, are the company's addresses (billing_street, shipping_latitude). */
+export const ADDRESS_ROLES = words('billing shipping mailing delivery');
+
+/** Verbs of what a person does to a record: confirmed_by, received_by name who did it. */
+export const ACT_VERBS = words(`
+  created updated modified changed edited deleted entered recorded received confirmed approved rejected reviewed
+  verified checked signed submitted requested assigned completed closed opened resolved cancelled canceled
+  authorized authorised prepared processed handled inspected packed picked accepted acknowledged witnessed
+  performed reported raised logged booked invited referred released counted
+`);
 
 /** Words around an account number that make it a payout or bank account rather than a record number. */
 export const BANK_CONTEXT = words(`
   bank banking payee payout deposit direct beneficiary refund ach wire sepa remittance disbursement
 `);
 
+/** Last words of a name that make it a key (customer_id, order_ref), not the value it names. */
 export const ID_SUFFIXES = new Set(['id', 'key', 'uuid', 'guid', 'pk', 'fk', 'sk', 'ref', 'oid', 'uid', 'nk']);
 export const CODE_SUFFIXES = new Set(['number', 'code', 'cd']);
 

@@ -1,6 +1,6 @@
-import type { CatalogEntity } from '../domain/catalog';
-import type { CatalogContext } from './catalog-context';
-import { singular, splitWords } from './words';
+import type { CatalogEntity } from '../../domain/catalog';
+import type { CatalogContext } from '../catalog-context';
+import { singular, splitWords } from '../words';
 
 /**
  * Lists of sources in prose: "joined from customer, address, city, country and payment", "built from

@@ -5,7 +5,7 @@
  * report, logs, a model's prompt). Each pattern errs towards "no": a value that could as well be an id, an
  * amount, a date, a version or a product code does not match.
  */
-import type { PiiCategory } from '../domain/catalog';
+import type { PiiCategory } from '../../domain/catalog';
 
 /** The patterns, by the short name evidence carries. */
 export type ValuePatternName =

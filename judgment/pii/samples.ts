@@ -1,10 +1,12 @@
-import type { CatalogEntity, PiiCategory } from '../domain/catalog';
-import type { PiiTagChange } from '../domain/proposal';
-import type { AgentProposal } from './agents';
-import { approve, q, type GateVerdict } from './gate-verdict';
-import { classifyColumn, flagMarker, splitIdentifier, statisticMarker, withReading } from './pii-classifier';
+import type { CatalogEntity, PiiCategory } from '../../domain/catalog';
+import type { PiiTagChange } from '../../domain/proposal';
+import type { AgentProposal } from '../agents';
+import { approve, q, type GateVerdict } from '../gate/verdict';
+import { classifyColumn, withReading } from './classifier';
+import { splitIdentifier } from './identifier';
+import { flagMarker, statisticMarker } from './markers';
 import { readTable } from './table-reading';
-import { typeFamily, type TypeFamily } from './sql-types';
+import { typeFamily, type TypeFamily } from '../sql/types';
 import type { ValueEvidence } from './value-patterns';
 
 /** Gate rejections that the values themselves may overturn: the name said too little, not "this is not personal". */

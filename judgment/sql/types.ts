@@ -1,4 +1,4 @@
-import { UNKNOWN_COLUMN_TYPE } from '../domain/catalog';
+import { UNKNOWN_COLUMN_TYPE } from '../../domain/catalog';
 
 /**
  * The one reader of SQL column types: what kind of value a declared type can hold, across dialects

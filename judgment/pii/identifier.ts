@@ -1,5 +1,5 @@
-import { splitWords } from './words';
-import { ABBREVIATIONS, DP_VOCAB, NAME_NOISE, WORDS } from './pii-vocabulary';
+import { splitWords } from '../words';
+import { ABBREVIATIONS, DP_VOCAB, NAME_NOISE, WORDS } from './vocabulary';
 
 /**
  * Splits an identifier into lower-case word tokens the way words.ts does (snake_case, kebab, spaces, camelCase,
@@ -22,7 +22,7 @@ function splitIdentifierUncached(raw: string): string[] {
 }
 
 /** A CRM's custom-field and custom-object marker (industry_tier__c, onboarding__c, birthdate__pc): not a word. */
-const CUSTOM_SUFFIX = /__(c|pc|r)$/i;
+export const CUSTOM_SUFFIX = /__(c|pc|r)$/i;
 
 /**
  * The words of a table name that can say what a row is: noise (stg, dim, vw, v2) and digits dropped, and what

@@ -1,7 +1,7 @@
-import type { CatalogEntity } from '../domain/catalog';
-import type { TableReading } from '../domain/proposal';
-import { shapeOf, type ColumnShape } from './pii-name-shape';
-import { splitIdentifier, tableTokens } from './pii-identifier';
+import type { CatalogEntity } from '../../domain/catalog';
+import type { TableReading } from '../../domain/proposal';
+import { shapeOf, type ColumnShape } from './name-shape';
+import { splitIdentifier, tableTokens } from './identifier';
 import {
   ACCOUNT_NOUNS,
   EQUIPMENT_NOUNS,
@@ -17,9 +17,9 @@ import {
   nounKind,
   words,
   type NounKind,
-} from './pii-vocabulary';
-import { typeFamily } from './sql-types';
-import { singular, splitWords } from './words';
+} from './vocabulary';
+import { typeFamily } from '../sql/types';
+import { singular, splitWords } from '../words';
 
 /**
  * Whose record is a row of this table: a person's, an organisation's, a machine's, an event's, or a thing's (a

@@ -1,14 +1,6 @@
-import { splitIdentifier, expandWords } from './pii-identifier';
-import {
-  isOrgWord,
-  isPersonWord,
-  PHRASES,
-  VALUE_SUFFIXES,
-  EXTRA_SUFFIXES,
-  WORDS,
-  type Concept,
-} from './pii-vocabulary';
-import { namePath, singular } from './words';
+import { splitIdentifier, expandWords } from './identifier';
+import { isOrgWord, isPersonWord, PHRASES, VALUE_SUFFIXES, EXTRA_SUFFIXES, WORDS, type Concept } from './vocabulary';
+import { namePath, singular } from '../words';
 
 /**
  * Reads a column name into its value word and the words that qualify it: the whole name, or the last meaningful

@@ -1,4 +1,4 @@
-import type { CatalogColumn, CatalogEntity } from '../domain/catalog';
+import type { CatalogColumn, CatalogEntity } from '../../domain/catalog';
 
 /** What the mechanical gate decided about one proposal, and the rule that decided it. */
 export interface GateVerdict {

@@ -4,13 +4,8 @@
  * JOIN lists with a stack of parenthesis frames. It is not a SQL parser: it never rejects input and
  * never throws, and on SQL it does not understand it returns what it could recognise.
  */
-
-/** A SQL token; a literal keeps its source text (quotes included) for readers that need its value. */
-export type Token =
-  | { kind: 'word'; text: string; upper: string }
-  | { kind: 'quoted'; text: string }
-  | { kind: 'literal'; text: string }
-  | { kind: 'punct'; text: string };
+import { QUERY_START } from './keywords';
+import { closing, isPunct, isWord, tokenize, type Token } from './tokens';
 
 /** Keywords that end a FROM list at the current nesting level. */
 const CLAUSE_END = new Set([
@@ -37,8 +32,6 @@ const CLAUSE_END = new Set([
 
 /** Words that cannot start a table reference where one is expected. */
 const NOT_A_TABLE = new Set([...CLAUSE_END, 'SELECT', 'FROM', 'JOIN', 'ON', 'USING', 'AS', 'WITH', 'VALUES']);
-
-const QUERY_START = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE']);
 
 /**
  * Table references a SELECT reads (FROM and JOIN items, comma joins, subqueries at any depth),
@@ -142,10 +135,6 @@ function parseTablesRead(sql: string): string[] {
   return found;
 }
 
-function isWord(tok: Token | undefined, upper: string): boolean {
-  return tok?.kind === 'word' && tok.upper === upper;
-}
-
 /** name ( . name )*, tolerating "db..table"; returns lowercase parts and the index after the name. */
 function readQualifiedName(tokens: Token[], start: number): { parts: string[]; end: number } {
   const parts: string[] = [];
@@ -179,144 +168,17 @@ function collectCteNames(tokens: Token[]): Set<string> {
       const nameTok = tokens[j];
       if (!(nameTok?.kind === 'word' || nameTok?.kind === 'quoted')) break;
       let k = j + 1;
-      if (isPunct(tokens[k], '(')) k = skipBalanced(tokens, k);
+      if (isPunct(tokens[k], '(')) k = closing(tokens, k, tokens.length) + 1;
       if (!isWord(tokens[k], 'AS')) break;
       k++;
       if (isWord(tokens[k], 'NOT')) k++;
       if (isWord(tokens[k], 'MATERIALIZED')) k++;
       if (!isPunct(tokens[k], '(')) break;
       names.add(nameTok.text.toLowerCase());
-      k = skipBalanced(tokens, k);
+      k = closing(tokens, k, tokens.length) + 1;
       if (!isPunct(tokens[k], ',')) break;
       j = k + 1;
     }
   }
   return names;
-}
-
-function isPunct(tok: Token | undefined, text: string): boolean {
-  return tok?.kind === 'punct' && tok.text === text;
-}
-
-/** Index just after the parenthesis that closes the one at `open`. */
-function skipBalanced(tokens: Token[], open: number): number {
-  let depth = 0;
-  for (let k = open; k < tokens.length; k++) {
-    const t = tokens[k]!;
-    if (t.kind !== 'punct') continue;
-    if (t.text === '(') depth++;
-    else if (t.text === ')' && --depth === 0) return k + 1;
-  }
-  return tokens.length;
-}
-
-const WORD_START = /[\p{L}_]/u;
-const WORD_PART = /[\p{L}\p{N}_$]/u;
-
-/** Words, quoted identifiers, literals and punctuation; comments dropped. Never throws. */
-export function tokenize(sql: string): Token[] {
-  const out: Token[] = [];
-  const n = sql.length;
-  let i = 0;
-  while (i < n) {
-    const c = sql[i]!;
-    if (/\s/.test(c)) {
-      i++;
-    } else if (c === '-' && sql[i + 1] === '-') {
-      const nl = sql.indexOf('\n', i);
-      i = nl < 0 ? n : nl + 1;
-    } else if (c === '/' && sql[i + 1] === '*') {
-      // PostgreSQL nests block comments; other dialects never contain "/*" inside one in practice.
-      let depth = 1;
-      i += 2;
-      while (i < n && depth > 0) {
-        if (sql[i] === '/' && sql[i + 1] === '*') {
-          depth++;
-          i += 2;
-        } else if (sql[i] === '*' && sql[i + 1] === '/') {
-          depth--;
-          i += 2;
-        } else {
-          i++;
-        }
-      }
-    } else if (c === "'") {
-      const end = skipString(sql, i, false);
-      out.push({ kind: 'literal', text: sql.slice(i, end) });
-      i = end;
-    } else if (c === '$' && /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.test(sql.slice(i, i + 66))) {
-      const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i, i + 66))![0];
-      const close = sql.indexOf(tag, i + tag.length);
-      const end = close < 0 ? n : close + tag.length;
-      out.push({ kind: 'literal', text: sql.slice(i, end) });
-      i = end;
-    } else if (c === '"' || c === '`') {
-      const { text, end } = readQuoted(sql, i, c);
-      out.push({ kind: 'quoted', text });
-      i = end;
-    } else if (c === '[' && /^\[[^[\]'"\n]*\]/.test(sql.slice(i))) {
-      // T-SQL bracket identifier; arr[1] subscripts also land here, harmlessly, outside FROM lists.
-      const close = sql.indexOf(']', i);
-      out.push({ kind: 'quoted', text: sql.slice(i + 1, close) });
-      i = close + 1;
-    } else if (WORD_START.test(c)) {
-      let j = i + 1;
-      while (j < n && WORD_PART.test(sql[j]!)) j++;
-      const text = sql.slice(i, j);
-      if (sql[j] === "'" && (text === 'E' || text === 'e')) {
-        // PostgreSQL escape string: backslash escapes apply.
-        const end = skipString(sql, j, true);
-        out.push({ kind: 'literal', text: sql.slice(i, end) });
-        i = end;
-        continue;
-      }
-      out.push({ kind: 'word', text, upper: text.toUpperCase() });
-      i = j;
-    } else if (/[0-9]/.test(c)) {
-      let j = i + 1;
-      while (j < n && /[0-9.eE_]/.test(sql[j]!)) j++;
-      out.push({ kind: 'literal', text: sql.slice(i, j) });
-      i = j;
-    } else {
-      out.push({ kind: 'punct', text: c });
-      i++;
-    }
-  }
-  return out;
-}
-
-/** Index after the string literal starting at `start` (a single quote); '' is an escaped quote. */
-function skipString(sql: string, start: number, backslashEscapes: boolean): number {
-  let i = start + 1;
-  while (i < sql.length) {
-    const c = sql[i];
-    if (backslashEscapes && c === '\\') {
-      i += 2;
-    } else if (c === "'") {
-      if (sql[i + 1] === "'") i += 2;
-      else return i + 1;
-    } else {
-      i++;
-    }
-  }
-  return sql.length;
-}
-
-function readQuoted(sql: string, start: number, quote: string): { text: string; end: number } {
-  let text = '';
-  let i = start + 1;
-  while (i < sql.length) {
-    const c = sql[i]!;
-    if (c === quote) {
-      if (sql[i + 1] === quote) {
-        text += quote;
-        i += 2;
-        continue;
-      }
-      return { text, end: i + 1 };
-    }
-    text += c;
-    i++;
-  }
-  return { text, end: sql.length };
 }

@@ -1,0 +1,66 @@
+import type { CatalogColumn, CatalogEntity } from '../../domain/catalog';
+import type { DescriptionChange } from '../../domain/proposal';
+import type { CatalogContext } from '../catalog-context';
+import { detectUnsupportedClaims } from '../claims/detect';
+import { descriptionFacts, type Neighbours } from '../description-evidence';
+import { isRestatement, isUninformative } from '../informative';
+import { approve, findColumn, q, reject, type GateVerdict } from './verdict';
+
+/**
+ * A proposed description: approved when it is exactly what the lineage and SQL establish, or when it claims
+ * nothing the schema and recorded lineage do not support; rejected when it says nothing beyond the name,
+ * only restates the catalog, or asserts what the evidence cannot establish.
+ */
+export function reviewDescription(
+  change: DescriptionChange,
+  entity: CatalogEntity,
+  ctx: CatalogContext,
+  neighbours: Neighbours,
+): GateVerdict {
+  let column: CatalogColumn | undefined;
+  if (change.target === 'column') {
+    if (change.column === undefined) return reject('malformed-target', 'column description names no column');
+    column = findColumn(entity, change.column);
+    if (!column)
+      return reject('unknown-column', `cites column ${q(change.column)}, which ${q(entity.id)} does not have`);
+  } else if (change.column !== undefined) {
+    return reject('malformed-target', `table description also names column ${q(change.column)}`);
+  }
+  const subject = column ? `column ${q(column.name)}` : q(entity.id);
+
+  // The gate's own reading of the lineage and SQL: a text that is exactly what they establish is grounded.
+  const facts = descriptionFacts(entity, ctx, neighbours);
+  const fact = column ? facts.columns.get(column.name) : facts.table;
+  if (fact !== undefined && fact.text === change.text) {
+    return approve(
+      `description:${fact.basis}`,
+      `description of ${subject} is ${fact.basis}: ${q(fact.evidence.join('; '), 200)}`,
+    );
+  }
+  if (isUninformative(change.text, entity, column?.name)) {
+    return reject('description:not-informative', `description of ${subject} says nothing beyond its name`);
+  }
+  if (isRestatement(change.text, entity, column?.name)) {
+    return reject(
+      'description:restatement',
+      `description of ${subject} only restates what the catalog shows (name, type, nullability, keys, lineage)`,
+    );
+  }
+  const claims = detectUnsupportedClaims(change.text, entity, ctx, column?.name, neighbours);
+  const first = claims[0];
+  if (first !== undefined) {
+    const listed = claims
+      .slice(0, 3)
+      .map((c) => c.message)
+      .join('; ');
+    const more = claims.length > 3 ? `; and ${claims.length - 3} more` : '';
+    return reject(
+      `claim:${first.kind}`,
+      `description of ${subject} asserts what the evidence cannot establish: ${listed}${more}`,
+    );
+  }
+  return approve(
+    'description:grounded',
+    `description of ${subject} claims nothing the schema and lineage do not support`,
+  );
+}
