@@ -62,6 +62,11 @@ export function exitCodeFor(e: unknown): number {
 }
 
 if (require.main === module) {
+  // `argus … | head`: a reader that stops early closes the pipe; that ends the output, not with a crash.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw e;
+  });
   buildProgram()
     .parseAsync(process.argv)
     .catch((e: unknown) => {
