@@ -4,7 +4,7 @@
 // throwaway dev server, the worker in its own process (compiled code), against the fake provider answering
 // after --latency-ms: batched (the default modelBatch) and unbatched ({entities: 1}). Beside each, a plain
 // in-process loop making the same calls (same batching, limits, latency and concurrency) without Temporal.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -43,7 +43,7 @@ import {
 } from '../activities/model/model-review';
 import { OutputCalibration, scaleOutput } from '../activities/model/calibration';
 import { sendPlannedBatches, type BatchPlan } from '../workflows/lead-batches';
-import { ROOT, startDevServer, killTree, cpuMs } from './support';
+import { ROOT, startDevServer, startBenchWorker, killTree, cpuMs } from './support';
 
 const KEY_ENV = 'ARGUS_BENCH_FAKE_KEY';
 // The fake provider reads no key; the worker only needs the variable apiKeyEnv names to be set.
@@ -482,25 +482,8 @@ async function referenceLoop(
 }
 
 /** A worker process on compiled code, polling its own task queue, with the fake key in its environment. */
-async function startWorker(address: string, taskQueue: string, stateDir: string): Promise<ChildProcess> {
-  const worker = spawn(process.execPath, [path.join(ROOT, 'dist', 'worker', 'main.js')], {
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: address,
-      ARGUS_TASK_QUEUE: taskQueue,
-      ARGUS_STATE_DIR: stateDir,
-      ARGUS_STATE_URL: '',
-      [KEY_ENV]: KEY_VALUE,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-    detached: true,
-  });
-  await new Promise<void>((resolve, reject) => {
-    // The listener stays: it keeps the pipe drained for the worker's whole life.
-    worker.stdout!.on('data', (d: Buffer) => d.toString().includes('polling') && resolve());
-    worker.once('exit', (c) => reject(new Error(`worker exited with ${c}`)));
-  });
-  return worker;
+function startWorker(address: string, taskQueue: string, stateDir: string): Promise<ChildProcess> {
+  return startBenchWorker({ address, taskQueue, stateDir, env: { [KEY_ENV]: KEY_VALUE } });
 }
 
 /**

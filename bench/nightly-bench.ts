@@ -3,7 +3,7 @@
 // process (compiled code) and one state folder kept across the nights, so the sweeps' memory carries:
 // night 1 a fresh catalog, night 2 the same catalog untouched, night 3 after a seeded edit of 1 % of its entities.
 // `rules`: no model (rules agents, mechanical review); `model`: all three agents and the review on the fake provider.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -14,7 +14,7 @@ import type { IncrementalSummary, SweepReport } from '../domain/report';
 import type { EndpointConfig } from '../domain/sweep';
 import { startFakeProvider, type FakeProvider } from '../fakes/provider';
 import { readCatalog } from './catalog-io';
-import { ROOT, startDevServer, killTree, peakRssMb } from './support';
+import { ROOT, startDevServer, startBenchWorker, killTree, peakRssMb } from './support';
 
 const KEY_ENV = 'ARGUS_BENCH_FAKE_KEY';
 // The fake provider reads no key; the worker only needs the variable apiKeyEnv names to be set.
@@ -184,35 +184,19 @@ function countFakeCalls(fp: FakeProvider, key: string): () => number {
   };
 }
 
-/** A worker process on compiled code, polling its own task queue, with its state in `stateDir`. */
-async function startWorker(address: string, taskQueue: string, stateDir: string): Promise<ChildProcess> {
-  const worker = spawn(
-    process.execPath,
-    // ARGUS_BENCH_WORKER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the worker, as in bench:sweep.
-    [
+/** A worker process on compiled code with a user's heap limit and the fake key, its state in `stateDir`. */
+function startWorker(address: string, taskQueue: string, stateDir: string): Promise<ChildProcess> {
+  // ARGUS_BENCH_WORKER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the worker, as in bench:sweep.
+  return startBenchWorker({
+    address,
+    taskQueue,
+    stateDir,
+    env: { [KEY_ENV]: KEY_VALUE },
+    nodeFlags: [
       `--max-old-space-size=${WORKER_HEAP_MB}`,
       ...(process.env.ARGUS_BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean),
-      path.join(ROOT, 'dist', 'worker', 'main.js'),
     ],
-    {
-      env: {
-        ...process.env,
-        TEMPORAL_ADDRESS: address,
-        ARGUS_TASK_QUEUE: taskQueue,
-        ARGUS_STATE_DIR: stateDir,
-        ARGUS_STATE_URL: '',
-        [KEY_ENV]: KEY_VALUE,
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-      detached: true,
-    },
-  );
-  await new Promise<void>((resolve, reject) => {
-    // The listener stays: it keeps the pipe drained for the worker's whole life.
-    worker.stdout!.on('data', (d: Buffer) => d.toString().includes('polling') && resolve());
-    worker.once('exit', (c) => reject(new Error(`worker exited with ${c}`)));
   });
-  return worker;
 }
 
 function listArg(flag: string): string[] | undefined {

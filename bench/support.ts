@@ -105,3 +105,36 @@ export function cpuMs(pid: number): number {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
 }
+
+/**
+ * A worker process on compiled code (`dist/worker/main.js`), polling its own task queue with its state in
+ * `stateDir` (or the PostgreSQL store at `stateUrl`); resolves once it polls. `env` adds to this process's
+ * environment (a fake key), `nodeFlags` go before the script (a heap limit, a profiler).
+ */
+export async function startBenchWorker(opts: {
+  address: string;
+  taskQueue: string;
+  stateDir: string;
+  stateUrl?: string;
+  env?: Record<string, string>;
+  nodeFlags?: string[];
+}): Promise<ChildProcess> {
+  const worker = spawn(process.execPath, [...(opts.nodeFlags ?? []), path.join(ROOT, 'dist', 'worker', 'main.js')], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: opts.address,
+      ARGUS_TASK_QUEUE: opts.taskQueue,
+      ARGUS_STATE_DIR: opts.stateDir,
+      ARGUS_STATE_URL: opts.stateUrl ?? '',
+      ...opts.env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true,
+  });
+  await new Promise<void>((resolve, reject) => {
+    // The listener stays: it keeps the pipe drained for the worker's whole life.
+    worker.stdout!.on('data', (d: Buffer) => d.toString().includes('polling') && resolve());
+    worker.once('exit', (c) => reject(new Error(`worker exited with ${c}`)));
+  });
+  return worker;
+}

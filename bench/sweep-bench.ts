@@ -2,7 +2,7 @@
 //                 [--state file|postgres|file,postgres] [--workers 1|2|1,2]
 // Sweeps of the demo catalog and of generated catalogs on a throwaway dev server, with the worker in its own
 // process (compiled code), side by side with the same agents, gate and writes in a plain in-process loop.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync, copyFileSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -17,7 +17,7 @@ import { createCatalogContext } from '../judgment/catalog-context';
 import { mechanicalReview } from '../judgment/gate/mechanical-gate';
 import { applyChange } from '../catalog/entity-repairs';
 import { sweepHistoryStats } from '../client/history-stats';
-import { ROOT, startDevServer, killTree, peakRssMb, cpuMs } from './support';
+import { ROOT, startDevServer, startBenchWorker, killTree, peakRssMb, cpuMs } from './support';
 import { startPostgres, type PgServer } from '../test/support/postgres';
 import { openPgStateStore } from '../state/postgres/store';
 
@@ -135,24 +135,17 @@ async function main(): Promise<void> {
               `--max-old-space-size=${WORKER_HEAP_MB}`,
               ...(process.env.ARGUS_BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean),
             ];
-            const fleet: ReturnType<typeof spawn>[] = [];
+            const fleet: ChildProcess[] = [];
             for (let i = 0; i < workers; i++) {
-              const worker = spawn(process.execPath, [...nodeFlags, path.join(ROOT, 'dist', 'worker', 'main.js')], {
-                env: {
-                  ...process.env,
-                  TEMPORAL_ADDRESS: server.address,
-                  ARGUS_TASK_QUEUE: taskQueue,
-                  ARGUS_STATE_DIR: path.join(dir, 'state'),
-                  ARGUS_STATE_URL: stateUrl ?? '',
-                },
-                stdio: ['ignore', 'pipe', 'inherit'],
-                detached: true,
-              });
-              await new Promise<void>((resolve, reject) => {
-                worker.stdout!.on('data', (d: Buffer) => d.toString().includes('polling') && resolve());
-                worker.once('exit', (c) => reject(new Error(`worker exited with ${c}`)));
-              });
-              fleet.push(worker);
+              fleet.push(
+                await startBenchWorker({
+                  address: server.address,
+                  taskQueue,
+                  stateDir: path.join(dir, 'state'),
+                  ...(stateUrl ? { stateUrl } : {}),
+                  nodeFlags,
+                }),
+              );
             }
             say(`bench: sweeping ${size} (${loop.entities} entities), ${state} store, ${workers} worker(s)…`);
             const id = `sweep/bench-${size}/${Date.now()}`;
