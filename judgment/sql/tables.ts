@@ -4,30 +4,14 @@
  * JOIN lists with a stack of parenthesis frames. It is not a SQL parser: it never rejects input and
  * never throws, and on SQL it does not understand it returns what it could recognise.
  */
-import { QUERY_START } from './keywords';
+import { CLAUSES, QUERY_START, SET_OPS } from './keywords';
 import { closing, isPunct, isWord, tokenize, type Token } from './tokens';
 
-/** Keywords that end a FROM list at the current nesting level. */
+/** Keywords that end a FROM list at the current nesting level: the clauses after it, set operators, and more. */
 const CLAUSE_END = new Set([
-  'WHERE',
-  'GROUP',
-  'HAVING',
-  'ORDER',
-  'LIMIT',
-  'OFFSET',
-  'FETCH',
-  'UNION',
-  'INTERSECT',
-  'EXCEPT',
-  'MINUS',
-  'WINDOW',
-  'QUALIFY',
-  'RETURNING',
-  'INTO',
-  'FOR',
-  'CONNECT',
-  'START',
-  'OPTION',
+  ...[...CLAUSES].filter((c) => c !== 'FROM'),
+  ...SET_OPS,
+  ...['RETURNING', 'INTO', 'FOR', 'CONNECT', 'START', 'OPTION'],
 ]);
 
 /** Words that cannot start a table reference where one is expected. */
