@@ -64,10 +64,9 @@ export async function markSettled(
   entityIds: string[],
 ): Promise<void> {
   const settled = (await ledger.doc<Record<string, string[]>>(settledDocName(round))) ?? {};
-  await ledger.writeDoc(
-    settledPageDocName(page),
-    entityIds.flatMap((id) => settled[id] ?? []),
-  );
+  const ids = entityIds.flatMap((id) => settled[id] ?? []);
+  // Most pages have nothing settled: no document then (unsettledProposals reads a missing one as none).
+  if (ids.length) await ledger.writeDoc(settledPageDocName(page), ids);
 }
 
 /** Proposals of a page without those an earlier pass of the sweep settled (none on a first-pass page). */
