@@ -8,7 +8,7 @@ import { sampledEvidence } from './value-sampling';
 import { catalogContext } from './catalog-access';
 import { faultPoint } from './fault-points';
 import { sweepContext, type ActivityDeps } from './sweep-context';
-import { unsettledProposals } from './incremental-activities';
+import { skippedOnPage, unsettledProposals } from './incremental-activities';
 import { countProposals } from './metrics';
 
 /** The no-model agents: judgment/ run over a page, proposals into the ledger. */
@@ -27,7 +27,10 @@ export function createAgentActivities(deps: ActivityDeps) {
       const ledger = ledgerFor(input.ledgerKey);
       const { meta, catalog } = await catalogOf(ledger);
       const ctx = await catalogContext(catalog);
-      const { entities } = await catalog.getEntities(input.ids ?? (await ledger.pageIds(input.pageIndex)));
+      const skip = await skippedOnPage(ledger, input.pageIndex, input.agent);
+      const { entities } = await catalog.getEntities(
+        (input.ids ?? (await ledger.pageIds(input.pageIndex))).filter((id) => !skip.has(id)),
+      );
       const fn = NO_MODEL_AGENTS[input.agent];
       const neighbours = NEEDS_NEIGHBOURS.has(input.agent)
         ? await loadNeighbours(catalog, entities, ctx)

@@ -1,9 +1,9 @@
-import type { EntityFailure } from '../domain/proposal';
+import type { AgentName, EntityFailure } from '../domain/proposal';
 import type { CatalogRef } from '../domain/sweep';
 import { catalogStats } from '../judgment/catalog-stats';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 import type { SweepLedger } from '../state/store';
-import { markSettled, selectionDocName } from './incremental-activities';
+import { markPiiOnly, markSettled, piiOnlyDocName, selectionDocName } from './incremental-activities';
 
 /** Failures a page returns to the workflow; all of them are in the ledger and the report. */
 const MAX_RETURNED_FAILURES = 20;
@@ -21,6 +21,20 @@ function selectionOf(ledger: SweepLedger, round: number): Promise<string[] | und
     s = round === 0 ? ledger.selection() : ledger.doc<string[]>(selectionDocName(round)).then((ids) => ids ?? []);
     selections.set(key, s);
     s.catch(() => selections.delete(key));
+  }
+  return s;
+}
+
+const piiOnlyOf = new Map<string, Promise<Set<string>>>();
+/** A later pass's entities only the PII classifier judges again, read once per worker (like the selection). */
+function piiOnlyIn(ledger: SweepLedger, round: number): Promise<Set<string>> {
+  const key = `${ledger.ledgerKey}#${round}`;
+  let s = piiOnlyOf.get(key);
+  if (!s) {
+    if (piiOnlyOf.size > 64) piiOnlyOf.delete(piiOnlyOf.keys().next().value!);
+    s = ledger.doc<string[]>(piiOnlyDocName(round)).then((ids) => new Set(ids ?? []));
+    piiOnlyOf.set(key, s);
+    s.catch(() => piiOnlyOf.delete(key));
   }
   return s;
 }
@@ -63,7 +77,14 @@ export function createCatalogActivities(deps: ActivityDeps) {
       /** A later pass (re-judging what earlier writes changed) and its first page; absent: pass 0 from page 0. */
       round?: number;
       firstPage?: number;
-    }): Promise<{ ids: string[]; count: number; failures: EntityFailure[]; failureCount: number }> {
+    }): Promise<{
+      ids: string[];
+      count: number;
+      failures: EntityFailure[];
+      failureCount: number;
+      /** Agents with nothing to judge on the page (a later pass's page of PII-only entities); absent: none. */
+      skipAgents?: AgentName[];
+    }> {
       const ledger = ledgerFor(input.ledgerKey);
       const { meta, catalog } = await catalogOf(ledger);
       // A budget-fitted sweep pages through the entities it chose; any other through the whole catalog.
@@ -83,12 +104,11 @@ export function createCatalogActivities(deps: ActivityDeps) {
         input.pageIndex,
         entities.map((e) => e.id),
       );
-      await markSettled(
-        ledger,
-        input.round ?? 0,
-        input.pageIndex,
-        entities.map((e) => e.id),
-      );
+      const round = input.round ?? 0;
+      const pageIds = entities.map((e) => e.id);
+      await markSettled(ledger, round, input.pageIndex, pageIds);
+      const skipAgents =
+        round > 0 ? await markPiiOnly(ledger, input.pageIndex, pageIds, await piiOnlyIn(ledger, round)) : [];
       // Coverage before the sweep, page by page: each entity belongs to one page and only that page's write
       // touches it, so the sums are the catalog's figures without a pass over the whole catalog.
       await ledger.writeStats(input.pageIndex, 'before', catalogStats(entities));
@@ -99,6 +119,7 @@ export function createCatalogActivities(deps: ActivityDeps) {
         count: entities.length,
         failures: failures.slice(0, MAX_RETURNED_FAILURES),
         failureCount: failures.length,
+        ...(skipAgents.length ? { skipAgents } : {}),
       };
     },
   };

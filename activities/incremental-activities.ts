@@ -11,7 +11,14 @@ import {
   type CatalogStats,
   type StatsVector,
 } from '../judgment/catalog-stats';
-import { effectiveFingerprints, entityFingerprint, readsOf } from '../judgment/fingerprint';
+import {
+  effectiveFingerprints,
+  entityPrints,
+  readsOf,
+  type EffectivePrints,
+  type EntityPrints,
+} from '../judgment/fingerprint';
+import type { AgentName } from '../domain/proposal';
 import type { CatalogContext } from '../judgment/catalog-context';
 import { catalogContext } from './catalog-access';
 import { judgmentKey, type JudgmentSettings } from './judgment-key';
@@ -50,6 +57,12 @@ export const fingerprintsDocName = (round: number) => `fingerprints-${round}`;
 export const selectionDocName = (round: number) => `selection-${round}`;
 export const statsBeforeDocName = 'stats-before';
 export const settledDocName = (round: number) => `settled-${round}`;
+/** A later pass's entities whose own ARGUS-written text alone changed: only the PII classifier reads that again. */
+export const piiOnlyDocName = (round: number) => `pii-only-${round}`;
+/** Entities whose change before a later pass no reading needs (ARGUS's own tags): remembered as they are now. */
+export const absorbedDocName = (round: number) => `absorbed-${round}`;
+/** A page's entities an agent has nothing to judge again on, per agent (a later pass's PII-only entities). */
+const pageSkipDocName = (page: number) => `skip-page-${page}`;
 /** Entities counted afresh by the first pass's scan: own fingerprint and figures (what the memory lacked). */
 export const scanStatsDocName = 'entity-stats';
 /** A page's entities after its last write: own fingerprint and figures. */
@@ -82,17 +95,71 @@ export async function unsettledProposals<T extends { id: string }>(
 }
 const MAX_GONE_IDS = 100_000;
 
-/** Entities' own fingerprints (without what they read): the adapter's, when it has one, and the entity as read. */
-async function ownFingerprints(
+/** A pass's fingerprints doc keeps each entity's three as one string ("fp ev pii"). */
+const packAll = (prints: ReadonlyMap<string, EffectivePrints>): Record<string, string> => {
+  const out: Record<string, string> = {};
+  for (const [id, p] of prints) out[id] = `${p.fp} ${p.ev} ${p.pii}`;
+  return out;
+};
+function unpack(s: string | undefined): EffectivePrints | undefined {
+  if (s === undefined) return undefined;
+  const [fp = '', ev = fp, pii = fp] = s.split(' ');
+  return { fp, ev, pii };
+}
+
+/**
+ * What a later pass judges again of an entity, from its fingerprints before and after the last pass's writes:
+ * everything when its evidence (its record apart from ARGUS's text, or an entity it reads) changed; only the PII
+ * classifier when ARGUS's text on it changed (a description is evidence for its PII tags); nothing when only
+ * ARGUS's tags changed (`absorbed`: remembered as they are now), or when nothing did.
+ */
+export function rejudgeScope(
+  before: EffectivePrints | undefined,
+  now: EffectivePrints | undefined,
+): 'all' | 'pii' | 'absorbed' | 'none' {
+  if (before === undefined || now === undefined) return before === now ? 'none' : 'all';
+  if (before.fp === now.fp) return 'none';
+  if (before.ev !== now.ev) return 'all';
+  return before.pii !== now.pii ? 'pii' : 'absorbed';
+}
+
+/** The entities of a page `agent` has nothing to judge again on (none on most pages). */
+export async function skippedOnPage(ledger: SweepLedger, page: number, agent: AgentName): Promise<Set<string>> {
+  const skip = await ledger.doc<Partial<Record<AgentName, string[]>>>(pageSkipDocName(page));
+  return new Set(skip?.[agent] ?? []);
+}
+
+/**
+ * A later pass's page: which of its entities only the PII classifier judges again (loadCatalogPage stores them),
+ * and the agents with nothing at all to do on it (the workflow does not start them).
+ */
+export async function markPiiOnly(
+  ledger: SweepLedger,
+  page: number,
+  entityIds: string[],
+  piiOnly: ReadonlySet<string>,
+): Promise<AgentName[]> {
+  const ids = entityIds.filter((id) => piiOnly.has(id));
+  if (ids.length === 0) return [];
+  await ledger.writeDoc(pageSkipDocName(page), { 'description-drafter': ids });
+  return ids.length === entityIds.length ? ['description-drafter'] : [];
+}
+
+/**
+ * Entities' own fingerprints (without what they read): the whole record's combines the adapter's, when it has one,
+ * with the entity as read; the readings' (EntityPrints) rest on the entity as read, which holds all they read.
+ */
+async function ownPrints(
   catalog: CatalogAdapter,
   entities: readonly CatalogEntity[],
-): Promise<Map<string, string>> {
+): Promise<Map<string, EntityPrints>> {
   const cheap = catalog.fingerprints ? await catalog.fingerprints(entities.map((e) => e.id)) : undefined;
-  const out = new Map<string, string>();
+  const out = new Map<string, EntityPrints>();
   for (const e of entities) {
     // The adapter's fingerprint and the entity as read, both: nothing the entity shows is ever missed.
     const adapterFp = cheap?.get(e.id);
-    out.set(e.id, adapterFp !== undefined ? digest64(`${adapterFp}\0${entityFingerprint(e)}`) : entityFingerprint(e));
+    const p = entityPrints(e);
+    out.set(e.id, adapterFp !== undefined ? { ...p, own: digest64(`${adapterFp}\0${p.own}`) } : p);
   }
   return out;
 }
@@ -102,8 +169,8 @@ export async function entityStatsOf(
   catalog: CatalogAdapter,
   entities: readonly CatalogEntity[],
 ): Promise<Record<string, [string, StatsVector]>> {
-  const own = await ownFingerprints(catalog, entities);
-  return Object.fromEntries(entities.map((e) => [e.id, [own.get(e.id)!, statsVector(e)]]));
+  const own = await ownPrints(catalog, entities);
+  return Object.fromEntries(entities.map((e) => [e.id, [own.get(e.id)!.own, statsVector(e)]]));
 }
 
 /**
@@ -120,20 +187,23 @@ export async function scanCatalog(
   withStats: boolean,
   remembered: Readonly<Record<string, MemoryEntry>> = {},
 ): Promise<{
+  /** What each entity's decisions rest on (EffectivePrints.fp), and all three of its fingerprints. */
   fingerprints: Map<string, string>;
+  prints: Map<string, EffectivePrints>;
   stats: CatalogStats;
   fresh: Record<string, [string, StatsVector]>;
 }> {
-  const own = new Map<string, string>();
+  const own = new Map<string, EntityPrints>();
   const reads = new Map<string, { entities: string[]; names: string[] }>();
   const stats = emptyStats();
   const fresh: Record<string, [string, StatsVector]> = {};
   for (let i = 0; i < ids.length; i += SCAN_CHUNK) {
     const { entities, invalid } = await catalog.getEntities(ids.slice(i, i + SCAN_CHUNK));
-    const fps = await ownFingerprints(catalog, entities);
+    const fps = await ownPrints(catalog, entities);
     for (const e of entities as CatalogEntity[]) {
-      const fp = fps.get(e.id)!;
-      own.set(e.id, fp);
+      const p = fps.get(e.id)!;
+      const fp = p.own;
+      own.set(e.id, p);
       reads.set(e.id, readsOf(e, ctx));
       if (!withStats) continue;
       const m = remembered[e.id];
@@ -144,9 +214,12 @@ export async function scanCatalog(
         fresh[e.id] = [fp, v];
       }
     }
-    for (const bad of invalid) own.set(bad.id, `invalid`);
+    for (const bad of invalid) own.set(bad.id, { own: 'invalid', pii: 'invalid', evidence: 'invalid' });
   }
-  return { fingerprints: effectiveFingerprints(own, reads), stats, fresh };
+  const prints = effectiveFingerprints(own, reads);
+  const fingerprints = new Map<string, string>();
+  for (const [id, p] of prints) fingerprints.set(id, p.fp);
+  return { fingerprints, prints, stats, fresh };
 }
 
 /** Load a catalog's memory; a store that cannot read it yields `untrusted`, never an error. */
@@ -280,10 +353,20 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       const ctx = await catalogContext(catalog);
       const ids = (await catalog.snapshot()).ids;
       if (input.round > 0) {
-        const { fingerprints } = await scanCatalog(catalog, ids, ctx, false);
-        await ledger.writeDoc(fingerprintsDocName(input.round), Object.fromEntries(fingerprints));
+        const { prints } = await scanCatalog(catalog, ids, ctx, false);
+        await ledger.writeDoc(fingerprintsDocName(input.round), packAll(prints));
         const before = (await ledger.doc<Record<string, string>>(fingerprintsDocName(input.round - 1))) ?? {};
-        const changed = ids.filter((id) => before[id] !== fingerprints.get(id));
+        const changed: string[] = [];
+        const piiOnly: string[] = [];
+        const absorbed: string[] = [];
+        for (const id of ids) {
+          const scope = rejudgeScope(unpack(before[id]), prints.get(id));
+          if (scope === 'all' || scope === 'pii') changed.push(id);
+          if (scope === 'pii') piiOnly.push(id);
+          else if (scope === 'absorbed') absorbed.push(id);
+        }
+        await ledger.writeDoc(piiOnlyDocName(input.round), piiOnly);
+        await ledger.writeDoc(absorbedDocName(input.round), absorbed);
         // What earlier passes approved (or hold for people) is not proposed again: it is written or waiting. A
         // rejection is reviewed again, on the changed evidence.
         const selected = new Set(changed);
@@ -316,8 +399,8 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       );
       // Figures remembered under the same judgment key were counted by the same code (catalog-stats is judgment).
       const remembered = memory.status === 'ok' && memory.doc.judgmentKey === jk ? memory.doc.entities : {};
-      const { fingerprints, stats, fresh } = await scanCatalog(catalog, ids, ctx, true, remembered);
-      await ledger.writeDoc(fingerprintsDocName(0), Object.fromEntries(fingerprints));
+      const { fingerprints, prints, stats, fresh } = await scanCatalog(catalog, ids, ctx, true, remembered);
+      await ledger.writeDoc(fingerprintsDocName(0), packAll(prints));
       await ledger.writeDoc(statsBeforeDocName, stats);
       await ledger.writeDoc(scanStatsDocName, fresh);
       const { toJudge, ...doc } = classify(ids, fingerprints, memory, {
@@ -371,9 +454,14 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       const ledger = ledgerFor(input.ledgerKey);
       const inc = await ledger.doc<IncrementalDoc>(incrementalDocName);
       if (!inc) return { remembered: 0, forgotten: 0 };
+      // Every detection's fingerprints, the passes' and the one after the last pass (when it ran).
       const fps: Record<string, string>[] = [];
-      for (let r = 0; r < input.roundFirstPages.length; r++)
-        fps.push((await ledger.doc<Record<string, string>>(fingerprintsDocName(r))) ?? {});
+      for (let r = 0; r <= input.roundFirstPages.length; r++) {
+        const doc = await ledger.doc<Record<string, string>>(fingerprintsDocName(r));
+        if (doc === undefined) break;
+        fps.push(doc);
+      }
+      const judgedIn = new Map<string, number>();
       const failed = new Set(input.failedEntities);
       const entries: Record<string, MemoryEntry> = {};
       const decisions = new Map<string, Map<string, RememberedDecision>>();
@@ -409,8 +497,9 @@ export function createIncrementalActivities(deps: ActivityDeps) {
           m.set(p.id, [p.id, d, o!.reviewer.startsWith('human:') ? 'human' : o!.reviewer]);
         }
         for (const id of ids) {
-          const fp = fps[round]?.[id];
+          const fp = unpack(fps[round]?.[id])?.fp;
           if (fp === undefined) continue;
+          judgedIn.set(id, round);
           const d = [...(decisions.get(id)?.values() ?? [])].slice(-MEMORY_DECISIONS_PER_ENTITY);
           entries[id] = {
             fp,
@@ -419,6 +508,14 @@ export function createIncrementalActivities(deps: ActivityDeps) {
             ...(inc.scope !== undefined ? { s: inc.scope } : {}),
             ...(d.length ? { d } : {}),
           };
+        }
+      }
+      // An entity whose change after it was judged no reading needs (ARGUS's own tags) is remembered as it is now.
+      for (let r = 1; r < fps.length; r++) {
+        for (const id of (await ledger.doc<string[]>(absorbedDocName(r))) ?? []) {
+          const e = entries[id];
+          const fp = unpack(fps[r]![id])?.fp;
+          if (e && fp !== undefined && (judgedIn.get(id) ?? r) < r) e.fp = fp;
         }
       }
       for (const [id, e] of Object.entries(entries)) {

@@ -23,7 +23,7 @@ import { OutputCalibration, scaleOutput } from './model/calibration';
 import { loadNeighbours } from './neighbours';
 import { endpointRooms, estimateNeeds, fitPlan, oldestUnreviewedFirst, refit, type SweepPlan } from './plan';
 import { judgmentSettingsOf, parseSweepInput } from '../domain/sweep';
-import { previewChanges, unsettledProposals } from './incremental-activities';
+import { previewChanges, skippedOnPage, unsettledProposals } from './incremental-activities';
 import { countProposals, noMetrics, type ModelTask, type RetireReason, type SweepMetrics } from './metrics';
 
 /**
@@ -358,6 +358,9 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       const catalog = await deps.catalogs(meta.catalogRef);
       const ctx = await catalogContext(catalog);
       const skip = new Set(input.skip ?? []);
+      // A later pass's entities this agent has nothing to judge again on are not planned (nor called).
+      if (input.agent !== 'review')
+        for (const id of await skippedOnPage(ledger, input.pageIndex, input.agent)) skip.add(id);
       const ids = (
         input.agent === 'review' ? Object.keys(input.passed ?? {}).sort() : await ledger.pageIds(input.pageIndex)
       ).filter((id) => !skip.has(id));
@@ -524,6 +527,9 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       retired: string[];
     }): Promise<{ proposals: number }> {
       refuseIfExhausted(input.sweepId, input.endpoint, input.retired);
+      // A later pass's entity this agent has nothing to judge again on: no call.
+      const skip = await skippedOnPage(storeOf(deps).ledger(input.ledgerKey), input.pageIndex, input.agent);
+      if (skip.has(input.entityId)) return { proposals: 0 };
       const describing = input.agent === 'description-drafter';
       const { ledger, meta, ctx, entity, neighbours } = await open(input.ledgerKey, input.entityId, describing);
       const usage = callLog(metrics, ledger, input.pageIndex, input.agent, input.endpoint.id, entity.id);

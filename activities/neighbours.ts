@@ -2,6 +2,7 @@ import type { CatalogAdapter } from '../catalog/adapter';
 import type { CatalogEntity } from '../domain/catalog';
 import type { CatalogContext } from '../judgment/catalog-context';
 import { descriptionFacts, forgetDescriptionFacts, type Neighbours } from '../judgment/description-evidence';
+import { evidenceView } from '../judgment/fingerprint';
 
 /** Rounds of loading: one per hop an inherited description may travel (judgment/description-evidence.ts). */
 const MAX_ROUNDS = 9;
@@ -13,6 +14,8 @@ const MAX_LOADED = 20000;
  * adapter: the evidence is computed, the upstream entities it asked for and did not have are loaded, and
  * again, hop by hop — so a chain is followed only where a pass-through still lacks a person's text, and a
  * wide fan-in costs only what is read. Bounded in rounds and in count; never fails the page for a miss.
+ * A neighbour is handed out as its evidence view (without what ARGUS wrote on it), the very record its evidence
+ * fingerprint digests: what ARGUS writes on one entity never changes the judgment of another.
  */
 export async function loadNeighbours(
   catalog: CatalogAdapter,
@@ -23,17 +26,23 @@ export async function loadNeighbours(
   const unreadable = new Set<string>();
   let missing = new Set<string>();
   const asked = { now: false };
+  const views = new Map<string, CatalogEntity>();
   // One object for every round and for the agents after: the facts an entity's evidence gave stay remembered
   // (descriptionFacts caches them per neighbours object), and only entities that asked for an entity not yet
   // loaded are computed again, so a page's evidence is computed about once, not once per round.
   const neighbours: Neighbours = {
     get(id) {
       const e = known.get(id);
-      if (e === undefined && !unreadable.has(id) && ctx.exists(id)) {
-        missing.add(id);
-        asked.now = true;
+      if (e === undefined) {
+        if (!unreadable.has(id) && ctx.exists(id)) {
+          missing.add(id);
+          asked.now = true;
+        }
+        return undefined;
       }
-      return e;
+      let v = views.get(id);
+      if (v === undefined) views.set(id, (v = evidenceView(e)));
+      return v;
     },
   };
   let todo = entities;

@@ -1,14 +1,73 @@
-import type { CatalogEntity } from '../domain/catalog';
+import type { CatalogColumn, CatalogEntity } from '../domain/catalog';
 import { digest64, stableJson } from '../domain/digest';
 import type { CatalogContext } from './catalog-context';
 import { tablesReadBySql } from './sql/tables';
 
+const byArgus = (h: { description?: string; description_source?: string }) =>
+  h.description !== undefined && h.description_source === 'argus';
+
 /**
- * An entity's own fingerprint when its catalog has no cheaper one: a digest of everything judgment reads of it
- * (columns, types, keys, descriptions and their sources, tags, exceptions, lineage, SQL), in a stable form.
+ * An entity as judgment reads it when it is some other entity's neighbour: without what ARGUS itself wrote on it
+ * (descriptions and PII tags of source `argus`). ARGUS's text is never evidence for another entity (an inherited
+ * description is traced back to the person who wrote it), and activities/neighbours.ts hands out only this view,
+ * so a write on one entity cannot change the judgment of the entities that read it. The entity itself when there
+ * is nothing to leave out.
  */
+export function evidenceView(e: CatalogEntity): CatalogEntity {
+  const strip = (c: CatalogColumn) => byArgus(c) || c.tags.some((t) => t.source === 'argus');
+  if (!byArgus(e) && !e.columns.some(strip)) return e;
+  const view: CatalogEntity = { ...e, columns: e.columns.map((c) => (strip(c) ? bareColumn(c) : c)) };
+  if (byArgus(e)) {
+    delete view.description;
+    delete view.description_source;
+  }
+  return view;
+}
+
+function bareColumn(c: CatalogColumn): CatalogColumn {
+  const out: CatalogColumn = { ...c, tags: c.tags.filter((t) => t.source !== 'argus') };
+  if (byArgus(c)) {
+    delete out.description;
+    delete out.description_source;
+  }
+  return out;
+}
+
+/** An entity's own fingerprints, each a digest of what one kind of reading reads of it (see effectiveFingerprints). */
+export interface EntityPrints {
+  /** Everything judgment reads of it: its whole record. */
+  own: string;
+  /** Without ARGUS's PII tags: what the PII classifier reads (a column's own tag only stops it proposing another). */
+  pii: string;
+  /** Its evidence view: what the description drafter reads of it, and what every entity reading it reads. */
+  evidence: string;
+}
+
+/**
+ * An entity's fingerprints when its catalog has no cheaper one: digests of everything judgment reads of it
+ * (columns, types, keys, descriptions and their sources, tags, exceptions, lineage, SQL), in a stable form, one
+ * per reading. What ARGUS wrote is digested apart, so the evidence view costs no second pass over the record.
+ */
+export function entityPrints(e: CatalogEntity): EntityPrints {
+  const view = evidenceView(e);
+  const evidence = digest64(stableJson(view));
+  if (view === e) return { own: evidence, pii: evidence, evidence };
+  const texts: [string, string][] = [];
+  const tags: [string, unknown][] = [];
+  if (byArgus(e)) texts.push(['', e.description!]);
+  for (const c of e.columns) {
+    if (byArgus(c)) texts.push([c.name, c.description!]);
+    const mine = c.tags.filter((t) => t.source === 'argus');
+    if (mine.length) tags.push([c.name, mine]);
+  }
+  const pii = texts.length ? digest64(`${evidence}\0${stableJson(texts)}`) : evidence;
+  const own = tags.length ? digest64(`${pii}\0${stableJson(tags)}`) : pii;
+  return { own, pii, evidence };
+}
+
+/** The digest of everything judgment reads of an entity (its own fingerprint, without neighbours). */
 export function entityFingerprint(e: CatalogEntity): string {
-  return digest64(stableJson(e));
+  return entityPrints(e).own;
 }
 
 /**
@@ -36,20 +95,30 @@ export function readsOf(e: CatalogEntity, ctx: CatalogContext): { entities: stri
   return { entities: [...entities].sort(), names: [...names].sort() };
 }
 
+/** An entity's fingerprints as a sweep compares them, each combined with what it reads of its neighbours. */
+export interface EffectivePrints {
+  /** Its own record and the evidence views of the entities it reads, transitively: what its decisions rest on. */
+  fp: string;
+  /** Its evidence view and those of the entities it reads, transitively: what the drafter's judgment rests on. */
+  ev: string;
+  /** Its PII reading (EntityPrints.pii: the PII classifier reads the entity alone). */
+  pii: string;
+}
+
 /**
- * The fingerprints a decision rests on: an entity's own, combined with the effective fingerprints of the
- * entities it reads, transitively (a description inherited over several hops changes when any hop does). A
- * cycle in the lineage is cut where it closes (the entity on the cycle contributes its own fingerprint).
- * Pure and linear in entities plus edges.
+ * The fingerprints decisions rest on: an entity's own, combined with the evidence views of the entities it reads,
+ * transitively (a description inherited over several hops changes when any hop does, and no hop's ARGUS-written
+ * text counts: evidenceView). A cycle in the lineage is cut where it closes (the entity on the cycle contributes
+ * its own evidence view). Pure and linear in entities plus edges.
  */
 export function effectiveFingerprints(
-  own: ReadonlyMap<string, string>,
+  prints: ReadonlyMap<string, EntityPrints>,
   reads: ReadonlyMap<string, { entities: string[]; names: string[] }>,
-): Map<string, string> {
-  const out = new Map<string, string>();
+): Map<string, EffectivePrints> {
+  const out = new Map<string, EffectivePrints>();
   const onPath = new Set<string>();
   // Iterative depth-first walk: lineage chains of thousands must not overflow the stack.
-  for (const root of own.keys()) {
+  for (const root of prints.keys()) {
     if (out.has(root)) continue;
     const stack: { id: string; next: number }[] = [{ id: root, next: 0 }];
     onPath.add(root);
@@ -58,17 +127,23 @@ export function effectiveFingerprints(
       const deps = reads.get(top.id)?.entities ?? [];
       if (top.next < deps.length) {
         const d = deps[top.next++]!;
-        if (!out.has(d) && !onPath.has(d) && own.has(d)) {
+        if (!out.has(d) && !onPath.has(d) && prints.has(d)) {
           onPath.add(d);
           stack.push({ id: d, next: 0 });
         }
         continue;
       }
-      const r = reads.get(top.id);
-      const parts = [own.get(top.id) ?? ''];
-      for (const d of deps) parts.push(`${d}=${out.get(d) ?? own.get(d) ?? '-'}`);
-      for (const n of r?.names ?? []) parts.push(`?${n}`);
-      out.set(top.id, parts.length === 1 ? parts[0]! : digest64(parts.join('\u0000')));
+      const p = prints.get(top.id)!;
+      const read: string[] = [];
+      for (const d of deps) read.push(`${d}=${out.get(d)?.ev ?? prints.get(d)?.evidence ?? '-'}`);
+      for (const n of reads.get(top.id)?.names ?? []) read.push(`?${n}`);
+      const trail = read.join('\u0000');
+      out.set(
+        top.id,
+        read.length === 0
+          ? { fp: p.own, ev: p.evidence, pii: p.pii }
+          : { fp: digest64(`${p.own}\u0000${trail}`), ev: digest64(`${p.evidence}\u0000${trail}`), pii: p.pii },
+      );
       onPath.delete(top.id);
       stack.pop();
     }

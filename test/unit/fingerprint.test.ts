@@ -1,4 +1,12 @@
-import { effectiveFingerprints, entityFingerprint, readsOf } from '../../judgment/fingerprint';
+import {
+  effectiveFingerprints,
+  entityFingerprint,
+  entityPrints,
+  evidenceView,
+  readsOf,
+  type EntityPrints,
+} from '../../judgment/fingerprint';
+import { rejudgeScope } from '../../activities/incremental-activities';
 import { createCatalogContext } from '../../judgment/catalog-context';
 import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
 
@@ -68,6 +76,59 @@ describe('readsOf', () => {
   });
 });
 
+const argusTag = { kind: 'pii', category: 'email', confidence: 0.9, explanation: 'e-mail', source: 'argus' } as const;
+
+describe('entityPrints: one digest per reading', () => {
+  const base = entity({ id: 'raw.customers', columns: [{ name: 'email', type: 'text' }] });
+  const changed = (e: Partial<CatalogEntityInput> & { id: string }) => {
+    const [a, b] = [entityPrints(base), entityPrints(entity(e))];
+    return (['own', 'pii', 'evidence'] as const).filter((k) => a[k] !== b[k]);
+  };
+  test("ARGUS's description is read by the PII classifier only, its tag by nothing but the record", () => {
+    const described = {
+      name: 'email',
+      type: 'text',
+      description: 'E-mail address.',
+      description_source: 'argus',
+    } as const;
+    expect(changed({ id: 'raw.customers', columns: [described] })).toEqual(['own', 'pii']);
+    const table = { id: 'raw.customers', columns: [{ name: 'email', type: 'text' }] };
+    expect(changed({ ...table, description: 'Customers.', description_source: 'argus' })).toEqual(['own', 'pii']);
+    expect(changed({ id: 'raw.customers', columns: [{ name: 'email', type: 'text', tags: [argusTag] }] })).toEqual([
+      'own',
+    ]);
+  });
+  test("a person's text or tag, a type and lineage change every reading", () => {
+    const human = { name: 'email', type: 'text', description: 'E-mail address.', description_source: 'human' } as const;
+    expect(changed({ id: 'raw.customers', columns: [human] })).toEqual(['own', 'pii', 'evidence']);
+    const tagged = { name: 'email', type: 'text', tags: [{ ...argusTag, source: 'human' as const }] };
+    expect(changed({ id: 'raw.customers', columns: [tagged] })).toEqual(['own', 'pii', 'evidence']);
+    expect(changed({ id: 'raw.customers', columns: [{ name: 'email', type: 'varchar' }] })).toHaveLength(3);
+    expect(changed({ id: 'raw.customers', upstream: ['raw.x'] })).toHaveLength(3);
+  });
+  test("the evidence view leaves out exactly ARGUS's text and tags, and is the entity itself when it has none", () => {
+    expect(evidenceView(base)).toBe(base);
+    const e = entity({
+      id: 'raw.customers',
+      description: 'Customers.',
+      description_source: 'argus',
+      columns: [
+        { name: 'email', type: 'text', description: 'E-mail.', description_source: 'argus', tags: [argusTag] },
+        { name: 'name', type: 'text', description: 'Full name.', tags: [{ ...argusTag, source: 'human' as const }] },
+      ],
+    });
+    const v = evidenceView(e);
+    expect(v.description).toBeUndefined();
+    expect(v.columns[0]).toMatchObject({ name: 'email', tags: [] });
+    expect(v.columns[0]!.description).toBeUndefined();
+    expect(v.columns[1]).toEqual(e.columns[1]);
+    expect(e.columns[0]!.description).toBe('E-mail.'); // the record itself is untouched
+    expect(entityPrints(e).evidence).toBe(entityPrints(v).own);
+  });
+});
+
+const same = (s: string): EntityPrints => ({ own: s, pii: s, evidence: s });
+
 describe('effectiveFingerprints', () => {
   const reads = new Map([
     ['a', { entities: [], names: [] }],
@@ -76,16 +137,34 @@ describe('effectiveFingerprints', () => {
     ['d', { entities: [], names: [] }],
   ]);
   const own = new Map([
-    ['a', 'A'],
-    ['b', 'B'],
-    ['c', 'C'],
-    ['d', 'D'],
+    ['a', same('A')],
+    ['b', same('B')],
+    ['c', same('C')],
+    ['d', same('D')],
   ]);
   test('a change travels to every entity that reads it, over several hops, and nowhere else', () => {
     const before = effectiveFingerprints(own, reads);
-    const after = effectiveFingerprints(new Map([...own, ['a', 'A2']]), reads);
-    const changed = [...before.keys()].filter((k) => before.get(k) !== after.get(k));
+    const after = effectiveFingerprints(new Map([...own, ['a', same('A2')]]), reads);
+    const changed = [...before.keys()].filter((k) => before.get(k)!.fp !== after.get(k)!.fp);
     expect(changed).toEqual(['a', 'b', 'c']);
+  });
+
+  test("what ARGUS wrote on an entity changes its own fingerprints only, never its readers'", () => {
+    const before = effectiveFingerprints(own, reads);
+    const after = effectiveFingerprints(new Map([...own, ['a', { own: 'A2', pii: 'A2', evidence: 'A' }]]), reads);
+    const changed = [...before.keys()].filter((k) => before.get(k)!.fp !== after.get(k)!.fp);
+    expect(changed).toEqual(['a']);
+    expect(rejudgeScope(before.get('a'), after.get('a'))).toBe('pii');
+    expect(rejudgeScope(before.get('b'), after.get('b'))).toBe('none');
+    const tagged = effectiveFingerprints(new Map([...own, ['a', { own: 'A3', pii: 'A', evidence: 'A' }]]), reads);
+    expect(rejudgeScope(before.get('a'), tagged.get('a'))).toBe('absorbed');
+    const human = effectiveFingerprints(new Map([...own, ['a', same('A4')]]), reads);
+    expect(['a', 'b', 'c', 'd'].map((k) => rejudgeScope(before.get(k), human.get(k)))).toEqual([
+      'all',
+      'all',
+      'all',
+      'none',
+    ]);
   });
 
   test('a cycle in the lineage ends, and every entity gets a fingerprint', () => {
@@ -95,25 +174,25 @@ describe('effectiveFingerprints', () => {
     ]);
     const fps = effectiveFingerprints(
       new Map([
-        ['x', 'X'],
-        ['y', 'Y'],
+        ['x', same('X')],
+        ['y', same('Y')],
       ]),
       cyclic,
     );
     expect([...fps.keys()].sort()).toEqual(['x', 'y']);
     const changed = effectiveFingerprints(
       new Map([
-        ['x', 'X2'],
-        ['y', 'Y'],
+        ['x', same('X2')],
+        ['y', same('Y')],
       ]),
       cyclic,
     );
-    expect(changed.get('y')).not.toBe(fps.get('y'));
+    expect(changed.get('y')!.fp).not.toBe(fps.get('y')!.fp);
   });
 
   test('a long chain does not overflow the stack', () => {
     const n = 50_000;
-    const own2 = new Map(Array.from({ length: n }, (_, i) => [`e${i}`, `F${i}`] as [string, string]));
+    const own2 = new Map(Array.from({ length: n }, (_, i) => [`e${i}`, same(`F${i}`)] as [string, EntityPrints]));
     const reads2 = new Map<string, { entities: string[]; names: string[] }>(
       Array.from({ length: n }, (_, i) => [`e${i}`, { entities: i ? [`e${i - 1}`] : [], names: [] }]),
     );

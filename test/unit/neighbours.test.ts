@@ -61,3 +61,38 @@ test('loads the chain a description rests on, hop by hop, and not the fan-in it 
   );
   expect(new Set(requested)).toEqual(new Set(['int.people', 'stg.people', 'raw.people']));
 });
+
+test("hands out neighbours without ARGUS's text and tags, so that a write on one entity is no evidence for another", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'argus-neighbours-'));
+  const file = path.join(dir, 'catalog.json');
+  // ARGUS inherited the person's text onto stg.people and tagged it; int.people must still trace it to raw.people.
+  const written = entities.map((e) =>
+    e.id === 'stg.people'
+      ? {
+          ...e,
+          columns: [
+            { name: 'id', type: 'text' },
+            {
+              name: 'email',
+              type: 'text',
+              description: 'Address the person signs in with. Inherited from `raw.people.email`.',
+              description_source: 'argus',
+              tags: [{ kind: 'pii', category: 'email', confidence: 0.9, explanation: 'e-mail', source: 'argus' }],
+            },
+          ],
+        }
+      : e,
+  );
+  writeFileSync(file, JSON.stringify({ format: 'argus-catalog', version: 1, name: 'wh', entities: written }));
+  const catalog = new FileCatalogAdapter(file);
+  const ctx = createCatalogContext(entities.map((e) => e.id));
+  const { entities: page } = await catalog.getEntities(['int.people']);
+  const neighbours = await loadNeighbours(catalog, page, ctx);
+  const stg = neighbours.get('stg.people')!;
+  expect(stg.columns.find((c) => c.name === 'email')).toMatchObject({ tags: [] });
+  expect(stg.columns.find((c) => c.name === 'email')!.description).toBeUndefined();
+  expect(neighbours.get('stg.people')).toBe(stg);
+  expect(descriptionFacts(page[0]!, ctx, neighbours).columns.get('login_email')?.text).toBe(
+    'Address the person signs in with. Inherited from `raw.people.email` through `stg.people`, renamed from `email`.',
+  );
+});

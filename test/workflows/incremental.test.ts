@@ -13,7 +13,7 @@ import type { SweepReport } from '../../domain/report';
 import type { EndpointConfig } from '../../domain/sweep';
 import { undoSweep } from '../../activities/undo';
 import { SK } from '../support/fake-secrets';
-import { countedAfresh } from '../support/incremental';
+import { countedAfresh, judgedByPass, piiOnlyByPass } from '../support/incremental';
 import { fileStateStore } from '../../state/file/store';
 
 // Memory across sweeps on the file catalog, on a real dev server (and, for model mode, a loopback provider).
@@ -70,6 +70,32 @@ describe('rules and the mechanical gate', () => {
     expect(night1.incremental!.rounds).toBeGreaterThan(1);
     expect(night1.incremental!.rejudged).toBeGreaterThan(0);
     expect(night1.incremental!.unsettled).toBe(0);
+  });
+
+  test("a later pass judges again only the entities the pass before wrote on, and ARGUS's text only for PII", async () => {
+    const store = fileStateStore(w.tw.stateDir);
+    const [first, second] = await judgedByPass(store, night1.sweepId);
+    const [piiOnly] = await piiOnlyByPass(store, night1.sweepId);
+    const writtenOn = (kinds: string[]) =>
+      new Set(night1.proposals.filter((p) => p.written && kinds.includes(p.kind)).map((p) => p.entityId));
+    const lineageWritten = writtenOn(['lineage_flag']);
+    const readers = new Set([...lineageWritten].flatMap((id) => [...readersOf(file, id)]));
+    expect(night1.proposals.length).toBeLessThan(1000); // the report lists every proposal (up to 1,000)
+    expect(first).toHaveLength(69);
+    // Every entity a description was written on is judged again; the readers of what ARGUS wrote are not.
+    expect(second).toEqual(expect.arrayContaining([...writtenOn(['description'])]));
+    for (const id of second!)
+      expect(writtenOn(['description', 'pii_tag']).has(id) || lineageWritten.has(id) || readers.has(id)).toBe(true);
+    // An entity with ARGUS's text (or tags) as its only change goes to the PII classifier alone.
+    expect(piiOnly!.length).toBeGreaterThan(0);
+    for (const id of piiOnly!) {
+      expect(second).toContain(id);
+      expect(lineageWritten.has(id) || readers.has(id)).toBe(false);
+    }
+    const onlyTagged = [...writtenOn(['pii_tag'])].filter(
+      (id) => !writtenOn(['description', 'lineage_flag']).has(id) && !readers.has(id),
+    );
+    for (const id of onlyTagged) expect(second).not.toContain(id);
   });
 
   test('night 2 of an unchanged catalog judges nothing, writes nothing, and reports the same coverage', () => {

@@ -22,13 +22,20 @@ export class Agents {
 
   /**
    * Run the sweep's agents on a page (`ids`: its entities when the history carries them; `first`, `loaded`: its
-   * place in the pass and entity count). A later pass re-judges what this sweep's writes changed: descriptions and
-   * tags, never SQL, lineage or which entities exist, so the lineage checker's evidence is as the first pass saw it
-   * and it is not asked again.
+   * place in the pass and entity count; `skip`: agents with nothing to judge on it). A later pass re-judges what
+   * this sweep's writes changed: descriptions, tags and recorded lineage, never SQL or which entities exist, so
+   * the lineage checker's evidence is as the first pass saw it and it is not asked again.
    */
-  async run(pageIndex: number, round: number, ids: string[], first: number, loaded: number): Promise<void> {
+  async run(
+    pageIndex: number,
+    round: number,
+    ids: string[],
+    first: number,
+    loaded: number,
+    skip: AgentName[] = [],
+  ): Promise<void> {
     const { cfg, state } = this.sweep;
-    const agents = round > 0 ? cfg.agents.filter((a) => a !== 'lineage-checker') : cfg.agents;
+    const agents = cfg.agents.filter((a) => !(round > 0 && a === 'lineage-checker') && !skip.includes(a));
     const agentRuns = agents.map(async (agent: AgentName) => {
       if (cfg.agentBackend === 'model') return this.runModelAgent(pageIndex, ids, agent);
       try {

@@ -1,4 +1,5 @@
 import { ParentClosePolicy, executeChild, log } from '@temporalio/workflow';
+import type { AgentName } from '../../domain/proposal';
 import { arbiterWorkflowId } from '../../domain/ids';
 import { catalogActivities, CATALOG_OPTIONS } from '../activities';
 import { arbiterWorkflow } from '../arbiter';
@@ -36,6 +37,8 @@ interface Page {
   size: number;
   ids: string[];
   loaded: number;
+  /** Agents with nothing to judge on the page (a later pass's page of PII-only entities). */
+  skipAgents: AgentName[];
 }
 
 /**
@@ -47,7 +50,7 @@ export async function processPage(sweep: Sweep, agents: Agents, people: HumanRev
   const { cfg, state, progress } = sweep;
   const page = await loadPage(sweep, pageIndex);
   if (!page) return;
-  await agents.run(pageIndex, page.pass.round, page.ids, page.first, page.loaded);
+  await agents.run(pageIndex, page.pass.round, page.ids, page.first, page.loaded, page.skipAgents);
   await reviewPage(sweep, page);
   if (cfg.humanReview) {
     try {
@@ -101,7 +104,15 @@ async function loadPage(sweep: Sweep, index: number): Promise<Page | null> {
     );
     sweep.noteFailures(page.failureCount ?? page.failures.length);
     // A result recorded before `count` existed carries every id (and no count).
-    return { index, pass, first, size, ids: page.ids, loaded: page.count ?? page.ids.length };
+    return {
+      index,
+      pass,
+      first,
+      size,
+      ids: page.ids,
+      loaded: page.count ?? page.ids.length,
+      skipAgents: page.skipAgents ?? [],
+    };
   } catch (err) {
     const f = failureOf(err);
     sweep.addFailures(
