@@ -1,6 +1,6 @@
 import { log } from '@temporalio/activity';
 import type { RepairRequest } from '../catalog/adapter';
-import { catalogStats } from '../judgment/catalog-stats';
+import { addVector, catalogStats, emptyStats } from '../judgment/catalog-stats';
 import type { AuditEntry, PageWrites, WriteRecord } from '../state/store';
 import { faultPoint } from './fault-points';
 import { entityStatsOf, incrementalDocName, pageStatsDocName } from './incremental-activities';
@@ -50,10 +50,15 @@ export function createWriteActivities(deps: ActivityDeps) {
     const { meta, catalog } = await catalogOf(ledger);
     const recordAfter = async () => {
       const { entities } = await catalog.getEntities(input.ids ?? (await ledger.pageIds(input.pageIndex)));
-      await ledger.writeStats(input.pageIndex, 'after', catalogStats(entities));
-      // An incremental sweep's memory keeps each entity's figures as the write left them (entity-stats-after-<page>).
-      if (await ledger.doc(incrementalDocName))
-        await ledger.writeDoc(pageStatsDocName(input.pageIndex), await entityStatsOf(catalog, entities));
+      // An incremental sweep's memory keeps each entity's figures as the write left them (entity-stats-after-<page>);
+      // the page's are their sum, so each entity is counted once.
+      if (await ledger.doc(incrementalDocName)) {
+        const each = await entityStatsOf(catalog, entities);
+        const sum = emptyStats();
+        for (const [, v] of Object.values(each)) addVector(sum, v);
+        await ledger.writeStats(input.pageIndex, 'after', sum);
+        await ledger.writeDoc(pageStatsDocName(input.pageIndex), each);
+      } else await ledger.writeStats(input.pageIndex, 'after', catalogStats(entities));
     };
     const done = await ledger.writes(input.pageIndex, round);
     // A page that wrote nothing keeps its figures from before (the report reads those when 'after' is missing):
