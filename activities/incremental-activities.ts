@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { CatalogAdapter } from '../catalog/adapter';
 import type { CatalogEntity } from '../domain/catalog';
 import { digest64 } from '../domain/digest';
@@ -95,6 +96,9 @@ export async function unsettledProposals<T extends { id: string }>(
 }
 const MAX_GONE_IDS = 100_000;
 
+/** A record's digest for its fingerprints: native (a catalog's records are digested on every sweep), 64 bits. */
+const recordDigest = (text: string): string => createHash('sha1').update(text).digest('hex').slice(0, 16);
+
 /** A pass's fingerprints doc keeps each entity's three as one string ("fp ev pii"). */
 const packAll = (prints: ReadonlyMap<string, EffectivePrints>): Record<string, string> => {
   const out: Record<string, string> = {};
@@ -158,7 +162,7 @@ async function ownPrints(
   for (const e of entities) {
     // The adapter's fingerprint and the entity as read, both: nothing the entity shows is ever missed.
     const adapterFp = cheap?.get(e.id);
-    const p = entityPrints(e);
+    const p = entityPrints(e, recordDigest);
     out.set(e.id, adapterFp !== undefined ? { ...p, own: digest64(`${adapterFp}\0${p.own}`) } : p);
   }
   return out;

@@ -1,5 +1,5 @@
 // npm run bench [-- --json] [--sizes demo,1000,10000] [--page-size N] [--concurrency N] [--repeat N]
-//                 [--state file|postgres|file,postgres] [--workers 1|2|1,2]
+//                 [--state file|postgres|file,postgres] [--workers 1|2|1,2] [--max-passes N]
 // Sweeps of the demo catalog and of generated catalogs on a throwaway dev server, with the worker in its own
 // process (compiled code), side by side with the same agents, gate and writes in a plain in-process loop.
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -82,6 +82,9 @@ async function main(): Promise<void> {
   // Ten pages in flight: every page of the 10,000-entity sweep (auto page size 1,000) at once. With fewer,
   // the last pages run as a second, short wave after the others and the sweep measures ~10 % slower.
   const concurrency = process.argv.includes('--concurrency') && cArg ? Number(cArg) : 10;
+  // The sweep's passes (its input's maxPasses, default 3): 1 shows what the passes after the first cost.
+  const mpArg = process.argv[process.argv.indexOf('--max-passes') + 1];
+  const maxPasses = process.argv.includes('--max-passes') && mpArg ? Number(mpArg) : undefined;
   const rArg = process.argv[process.argv.indexOf('--repeat') + 1];
   const repeat = process.argv.includes('--repeat') && rArg ? Math.max(1, Number(rArg)) : 1;
   const listArg = (flag: string, dflt: string) => {
@@ -155,7 +158,9 @@ async function main(): Promise<void> {
             const h = await client.workflow.start('sweepWorkflow', {
               taskQueue,
               workflowId: id,
-              args: [{ catalog: { kind: 'file', path: file }, pageSize, concurrency }],
+              args: [
+                { catalog: { kind: 'file', path: file }, pageSize, concurrency, ...(maxPasses ? { maxPasses } : {}) },
+              ],
             });
             const report = (await h.result()) as SweepReport;
             const wallMs = performance.now() - t0;
@@ -236,6 +241,7 @@ async function main(): Promise<void> {
     settings: {
       pageSize: pageSize ?? 'auto (a tenth of the catalog, 100..1000)',
       concurrency,
+      maxPasses: maxPasses ?? 'the input default (3)',
       repeat,
       state: states,
       workers: workerCounts,

@@ -1,23 +1,44 @@
-/** Stable JSON: object keys sorted, so equal values always serialise the same way. */
-export function stableJson(v: unknown): string {
+/** A key JavaScript orders before all others in every object (an array index): a sorting replacer cannot order it. */
+const INDEX_KEY = /^(?:0|[1-9]\d{0,9})$/;
+
+/** The plain walk: keys sorted as strings, whatever they look like. */
+function walked(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-  // Plain loops: this runs over every entity of a catalog on every sweep (its fingerprints).
   if (Array.isArray(v)) {
     let out = '[';
-    for (let i = 0; i < v.length; i++) out += (i ? ',' : '') + stableJson(v[i]);
+    for (let i = 0; i < v.length; i++) out += (i ? ',' : '') + walked(v[i]);
     return out + ']';
   }
   const o = v as Record<string, unknown>;
-  const keys = Object.keys(o).sort();
   let out = '{';
   let first = true;
-  for (const k of keys) {
-    const x = o[k];
-    if (x === undefined) continue;
-    out += (first ? '' : ',') + JSON.stringify(k) + ':' + stableJson(x);
+  for (const k of Object.keys(o).sort()) {
+    if (o[k] === undefined) continue;
+    out += (first ? '' : ',') + JSON.stringify(k) + ':' + walked(o[k]);
     first = false;
   }
   return out + '}';
+}
+
+/**
+ * Stable JSON: object keys sorted, so equal values always serialise the same way. It runs over every entity of a
+ * catalog on every sweep (its fingerprints): JSON.stringify with a sorting replacer is several times faster than a
+ * walk in JavaScript and gives the same text, except for keys that look like array indexes, which every object
+ * puts first; a value with one is walked.
+ */
+export function stableJson(v: unknown): string {
+  let indexKey = false;
+  const text = JSON.stringify(v, (_key, x: unknown) => {
+    if (x === null || typeof x !== 'object' || Array.isArray(x)) return x;
+    const o = x as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(o).sort()) {
+      if (INDEX_KEY.test(k)) indexKey = true;
+      out[k] = o[k];
+    }
+    return out;
+  });
+  return indexKey ? walked(v) : (text ?? 'null');
 }
 
 /** A 64-bit non-cryptographic digest as 16 hex chars (pure JS so workflows may use it too). */

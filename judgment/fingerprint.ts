@@ -47,10 +47,11 @@ export interface EntityPrints {
  * An entity's fingerprints when its catalog has no cheaper one: digests of everything judgment reads of it
  * (columns, types, keys, descriptions and their sources, tags, exceptions, lineage, SQL), in a stable form, one
  * per reading. What ARGUS wrote is digested apart, so the evidence view costs no second pass over the record.
+ * `digest`: digest64 (pure), or a native one where Node is at hand (the same digest within a catalog's memory).
  */
-export function entityPrints(e: CatalogEntity): EntityPrints {
+export function entityPrints(e: CatalogEntity, digest: (text: string) => string = digest64): EntityPrints {
   const view = evidenceView(e);
-  const evidence = digest64(stableJson(view));
+  const evidence = digest(stableJson(view));
   if (view === e) return { own: evidence, pii: evidence, evidence };
   const texts: [string, string][] = [];
   const tags: [string, unknown][] = [];
@@ -60,8 +61,8 @@ export function entityPrints(e: CatalogEntity): EntityPrints {
     const mine = c.tags.filter((t) => t.source === 'argus');
     if (mine.length) tags.push([c.name, mine]);
   }
-  const pii = texts.length ? digest64(`${evidence}\0${stableJson(texts)}`) : evidence;
-  const own = tags.length ? digest64(`${pii}\0${stableJson(tags)}`) : pii;
+  const pii = texts.length ? digest(`${evidence}\0${stableJson(texts)}`) : evidence;
+  const own = tags.length ? digest(`${pii}\0${stableJson(tags)}`) : pii;
   return { own, pii, evidence };
 }
 
