@@ -466,6 +466,9 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         fps.push(doc);
       }
       const judgedIn = new Map<string, number>();
+      // Per entity, its proposals whose last decision is not final, and whether any step failed it on any page.
+      const openProposals = new Map<string, Set<string>>();
+      const everFailed = new Set<string>();
       const failed = new Set(input.failedEntities);
       const entries: Record<string, MemoryEntry> = {};
       const decisions = new Map<string, Map<string, RememberedDecision>>();
@@ -486,15 +489,19 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         const outcomes = new Map((await ledger.outcomes(n).catch(() => [] as Outcome[])).map((o) => [o.proposalId, o]));
         const w = await ledger.allWrites(n).catch(() => undefined);
         const inCatalog = new Set([...(w?.written ?? []), ...(w?.already ?? []), ...(w?.keptHuman ?? [])]);
-        const pageFailed = new Set((await ledger.failures(n)).map((f) => f.entity));
-        const open = new Set<string>();
+        for (const f of await ledger.failures(n)) everFailed.add(f.entity);
         for (const p of await ledger.proposals(n).catch(() => [])) {
           const o = outcomes.get(p.id);
           const d = finalDecision(o, inCatalog.has(p.id));
+          // A proposal's last decision in the sweep counts: one left open in a pass and not proposed again in a
+          // later one (a later pass may run fewer agents) keeps its entity open.
+          let open = openProposals.get(p.entityId);
           if (!d) {
-            open.add(p.entityId);
+            if (!open) openProposals.set(p.entityId, (open = new Set()));
+            open.add(p.id);
             continue;
           }
+          open?.delete(p.id);
           let m = decisions.get(p.entityId);
           if (!m) decisions.set(p.entityId, (m = new Map()));
           m.delete(p.id);
@@ -504,15 +511,18 @@ export function createIncrementalActivities(deps: ActivityDeps) {
           const fp = unpack(fps[round]?.[id])?.fp;
           if (fp === undefined) continue;
           judgedIn.set(id, round);
-          const d = [...(decisions.get(id)?.values() ?? [])].slice(-MEMORY_DECISIONS_PER_ENTITY);
           entries[id] = {
             fp,
-            final: !open.has(id) && !pageFailed.has(id) && !failed.has(id),
+            final: false, // settled below, once every page is read
             sweep: input.sweepId,
             ...(inc.scope !== undefined ? { s: inc.scope } : {}),
-            ...(d.length ? { d } : {}),
           };
         }
+      }
+      for (const [id, e] of Object.entries(entries)) {
+        e.final = !openProposals.get(id)?.size && !everFailed.has(id) && !failed.has(id);
+        const d = [...(decisions.get(id)?.values() ?? [])].slice(-MEMORY_DECISIONS_PER_ENTITY);
+        if (d.length) e.d = d;
       }
       // An entity whose change after it was judged no reading needs (ARGUS's own tags) is remembered as it is now.
       for (let r = 1; r < fps.length; r++) {
