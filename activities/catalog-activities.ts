@@ -3,7 +3,13 @@ import type { CatalogRef } from '../domain/sweep';
 import { catalogStats } from '../judgment/catalog-stats';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 import type { SweepLedger } from '../state/store';
-import { markPiiOnly, markSettled, piiOnlyDocName, selectionDocName } from './incremental-activities';
+import {
+  markScopes,
+  markSettled,
+  piiOnlyDocName,
+  readersOnlyDocName,
+  selectionDocName,
+} from './incremental-activities';
 
 /** Failures a page returns to the workflow; all of them are in the ledger and the report. */
 const MAX_RETURNED_FAILURES = 20;
@@ -25,16 +31,19 @@ function selectionOf(ledger: SweepLedger, round: number): Promise<string[] | und
   return s;
 }
 
-const piiOnlyOf = new Map<string, Promise<Set<string>>>();
-/** A later pass's entities only the PII classifier judges again, read once per worker (like the selection). */
-function piiOnlyIn(ledger: SweepLedger, round: number): Promise<Set<string>> {
+const scopesOf = new Map<string, Promise<{ piiOnly: Set<string>; readersOnly: Set<string> }>>();
+/** A pass's entities judged by some agents only (incremental-activities markScopes), read once per worker. */
+function scopesIn(ledger: SweepLedger, round: number): Promise<{ piiOnly: Set<string>; readersOnly: Set<string> }> {
   const key = `${ledger.ledgerKey}#${round}`;
-  let s = piiOnlyOf.get(key);
+  let s = scopesOf.get(key);
   if (!s) {
-    if (piiOnlyOf.size > 64) piiOnlyOf.delete(piiOnlyOf.keys().next().value!);
-    s = ledger.doc<string[]>(piiOnlyDocName(round)).then((ids) => new Set(ids ?? []));
-    piiOnlyOf.set(key, s);
-    s.catch(() => piiOnlyOf.delete(key));
+    if (scopesOf.size > 64) scopesOf.delete(scopesOf.keys().next().value!);
+    s = Promise.all([
+      ledger.doc<string[]>(piiOnlyDocName(round)),
+      ledger.doc<string[]>(readersOnlyDocName(round)),
+    ]).then(([pii, readers]) => ({ piiOnly: new Set(pii ?? []), readersOnly: new Set(readers ?? []) }));
+    scopesOf.set(key, s);
+    s.catch(() => scopesOf.delete(key));
   }
   return s;
 }
@@ -82,7 +91,7 @@ export function createCatalogActivities(deps: ActivityDeps) {
       count: number;
       failures: EntityFailure[];
       failureCount: number;
-      /** Agents with nothing to judge on the page (a later pass's page of PII-only entities); absent: none. */
+      /** Agents with nothing to judge on the page (its entities are all PII-only, or all readers-only); absent: none. */
       skipAgents?: AgentName[];
     }> {
       const ledger = ledgerFor(input.ledgerKey);
@@ -107,8 +116,7 @@ export function createCatalogActivities(deps: ActivityDeps) {
       const round = input.round ?? 0;
       const pageIds = entities.map((e) => e.id);
       await markSettled(ledger, round, input.pageIndex, pageIds);
-      const skipAgents =
-        round > 0 ? await markPiiOnly(ledger, input.pageIndex, pageIds, await piiOnlyIn(ledger, round)) : [];
+      const skipAgents = await markScopes(ledger, input.pageIndex, pageIds, await scopesIn(ledger, round));
       // Coverage before the sweep, page by page: each entity belongs to one page and only that page's write
       // touches it, so the sums are the catalog's figures without a pass over the whole catalog.
       await ledger.writeStats(input.pageIndex, 'before', catalogStats(entities));

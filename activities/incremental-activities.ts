@@ -58,8 +58,10 @@ export const fingerprintsDocName = (round: number) => `fingerprints-${round}`;
 export const selectionDocName = (round: number) => `selection-${round}`;
 export const statsBeforeDocName = 'stats-before';
 export const settledDocName = (round: number) => `settled-${round}`;
-/** A later pass's entities whose own ARGUS-written text alone changed: only the PII classifier reads that again. */
+/** A pass's entities whose own ARGUS-written text alone changed: only the PII classifier reads that again. */
 export const piiOnlyDocName = (round: number) => `pii-only-${round}`;
+/** A pass's entities only what they read of others changed for: every agent but the PII classifier judges them. */
+export const readersOnlyDocName = (round: number) => `readers-only-${round}`;
 /** Entities whose change before a later pass no reading needs (ARGUS's own tags): remembered as they are now. */
 export const absorbedDocName = (round: number) => `absorbed-${round}`;
 /** A page's entities an agent has nothing to judge again on, per agent (a later pass's PII-only entities). */
@@ -99,32 +101,48 @@ const MAX_GONE_IDS = 100_000;
 /** A record's digest for its fingerprints: native (a catalog's records are digested on every sweep), 64 bits. */
 const recordDigest = (text: string): string => createHash('sha1').update(text).digest('hex').slice(0, 16);
 
-/** A pass's fingerprints doc keeps each entity's three as one string ("fp ev pii"). */
+/** A pass's fingerprints doc keeps each entity's four as one string ("fp ev pii tr"); the memory keeps "ev pii tr". */
 const packAll = (prints: ReadonlyMap<string, EffectivePrints>): Record<string, string> => {
   const out: Record<string, string> = {};
-  for (const [id, p] of prints) out[id] = `${p.fp} ${p.ev} ${p.pii}`;
+  for (const [id, p] of prints) out[id] = `${p.fp} ${p.ev} ${p.pii} ${p.tr}`;
   return out;
 };
+/** A packed string's prints; those it lacks (written by an earlier version) are empty, and compare as changed. */
 function unpack(s: string | undefined): EffectivePrints | undefined {
   if (s === undefined) return undefined;
-  const [fp = '', ev = fp, pii = fp] = s.split(' ');
-  return { fp, ev, pii };
+  const [fp = '', ev = '', pii = '', tr = ''] = s.split(' ');
+  return { fp, ev, pii, tr };
 }
+const readingsOf = (p: EffectivePrints) => `${p.ev} ${p.pii} ${p.tr}`;
 
 /**
- * What a later pass judges again of an entity, from its fingerprints before and after the last pass's writes:
- * everything when its evidence (its record apart from ARGUS's text, or an entity it reads) changed; only the PII
- * classifier when ARGUS's text on it changed (a description is evidence for its PII tags); nothing when only
- * ARGUS's tags changed (`absorbed`: remembered as they are now), or when nothing did.
+ * What is judged again of an entity, from its fingerprints when it was last judged and now:
+ * - `none`: nothing changed;
+ * - `all` agents when its own evidence changed (its record apart from ARGUS's text and tags);
+ * - `readers` (every agent but the PII classifier, which reads the entity alone) when only what it reads of
+ *   others changed (an upstream entity's evidence, a name that now resolves);
+ * - `pii` (the PII classifier alone) when only ARGUS's text on it changed (a description is evidence for its
+ *   PII tags);
+ * - `absorbed` when only ARGUS's PII tags on it changed: no reading needs them (a tag only stops another being
+ *   proposed on its column).
+ * A print missing on either side (written by an earlier version) counts as changed: `all`.
  */
 export function rejudgeScope(
   before: EffectivePrints | undefined,
   now: EffectivePrints | undefined,
-): 'all' | 'pii' | 'absorbed' | 'none' {
+): 'all' | 'readers' | 'pii' | 'absorbed' | 'none' {
   if (before === undefined || now === undefined) return before === now ? 'none' : 'all';
   if (before.fp === now.fp) return 'none';
+  if (!before.ev || !before.pii || !before.tr) return 'all';
+  if (before.tr !== now.tr) return before.pii !== now.pii ? 'all' : 'readers';
   if (before.ev !== now.ev) return 'all';
   return before.pii !== now.pii ? 'pii' : 'absorbed';
+}
+
+/** What a pass leaves out per entity: the PII-only ones skip the drafter and the lineage checker, readers the PII classifier. */
+export interface PassScopes {
+  piiOnly: string[];
+  readersOnly: string[];
 }
 
 /** The entities of a page `agent` has nothing to judge again on (none on most pages). */
@@ -133,20 +151,30 @@ export async function skippedOnPage(ledger: SweepLedger, page: number, agent: Ag
   return new Set(skip?.[agent] ?? []);
 }
 
+async function writeScopes(ledger: SweepLedger, round: number, scopes: PassScopes): Promise<void> {
+  await ledger.writeDoc(piiOnlyDocName(round), scopes.piiOnly);
+  await ledger.writeDoc(readersOnlyDocName(round), scopes.readersOnly);
+}
+
 /**
- * A later pass's page: which of its entities only the PII classifier judges again (loadCatalogPage stores them),
- * and the agents with nothing at all to do on it (the workflow does not start them).
+ * A page's agents per entity (loadCatalogPage stores them): the PII-only entities skip the drafter and the lineage
+ * checker, the readers-only ones the PII classifier. Returns the agents with nothing at all to do on the page (the
+ * workflow does not start them).
  */
-export async function markPiiOnly(
+export async function markScopes(
   ledger: SweepLedger,
   page: number,
   entityIds: string[],
-  piiOnly: ReadonlySet<string>,
+  scopes: { piiOnly: ReadonlySet<string>; readersOnly: ReadonlySet<string> },
 ): Promise<AgentName[]> {
-  const ids = entityIds.filter((id) => piiOnly.has(id));
-  if (ids.length === 0) return [];
-  await ledger.writeDoc(pageSkipDocName(page), { 'description-drafter': ids });
-  return ids.length === entityIds.length ? ['description-drafter'] : [];
+  const pii = entityIds.filter((id) => scopes.piiOnly.has(id));
+  const readers = entityIds.filter((id) => scopes.readersOnly.has(id));
+  if (pii.length === 0 && readers.length === 0) return [];
+  const skip: Partial<Record<AgentName, string[]>> = {};
+  if (pii.length) skip['description-drafter'] = skip['lineage-checker'] = pii;
+  if (readers.length) skip['pii-classifier'] = readers;
+  await ledger.writeDoc(pageSkipDocName(page), skip);
+  return (Object.keys(skip) as AgentName[]).filter((a) => skip[a]!.length === entityIds.length);
 }
 
 /**
@@ -361,15 +389,17 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         await ledger.writeDoc(fingerprintsDocName(input.round), packAll(prints));
         const before = (await ledger.doc<Record<string, string>>(fingerprintsDocName(input.round - 1))) ?? {};
         const changed: string[] = [];
-        const piiOnly: string[] = [];
+        const scopes: PassScopes = { piiOnly: [], readersOnly: [] };
         const absorbed: string[] = [];
         for (const id of ids) {
           const scope = rejudgeScope(unpack(before[id]), prints.get(id));
-          if (scope === 'all' || scope === 'pii') changed.push(id);
-          if (scope === 'pii') piiOnly.push(id);
-          else if (scope === 'absorbed') absorbed.push(id);
+          if (scope === 'none') continue;
+          if (scope === 'absorbed') absorbed.push(id);
+          else changed.push(id);
+          if (scope === 'pii') scopes.piiOnly.push(id);
+          else if (scope === 'readers') scopes.readersOnly.push(id);
         }
-        await ledger.writeDoc(piiOnlyDocName(input.round), piiOnly);
+        await writeScopes(ledger, input.round, scopes);
         await ledger.writeDoc(absorbedDocName(input.round), absorbed);
         // What earlier passes approved (or hold for people) is not proposed again: it is written or waiting. A
         // rejection is reviewed again, on the changed evidence.
@@ -415,6 +445,20 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       });
       await ledger.writeSelection(toJudge);
       await ledger.writeDoc(selectionDocName(0), toJudge);
+      // A changed entity is judged by the agents that read what changed (rejudgeScope), when the memory kept its
+      // readings' prints under this judgment key; otherwise by all of them.
+      const scopes: PassScopes = { piiOnly: [], readersOnly: [] };
+      if (!doc.replace && (input.incremental ?? true) && memory.status === 'ok') {
+        for (const id of toJudge) {
+          const m = memory.doc.entities[id];
+          if (!m?.p || !m.final) continue;
+          const scope = rejudgeScope(unpack(`${m.fp} ${m.p}`), prints.get(id));
+          // A change to ARGUS's own tags between sweeps (a person removed one) is read by the PII classifier.
+          if (scope === 'pii' || scope === 'absorbed') scopes.piiOnly.push(id);
+          else if (scope === 'readers') scopes.readersOnly.push(id);
+        }
+      }
+      await writeScopes(ledger, 0, scopes);
       // A person's rejection stands while the entity is judged again for other reasons: it is not proposed again.
       if (memory.status === 'ok' && memory.doc.judgmentKey === jk) {
         const settled: Record<string, string[]> = {};
@@ -508,11 +552,12 @@ export function createIncrementalActivities(deps: ActivityDeps) {
           m.set(p.id, [p.id, d, o!.reviewer.startsWith('human:') ? 'human' : o!.reviewer]);
         }
         for (const id of ids) {
-          const fp = unpack(fps[round]?.[id])?.fp;
-          if (fp === undefined) continue;
+          const prints = unpack(fps[round]?.[id]);
+          if (prints === undefined) continue;
           judgedIn.set(id, round);
           entries[id] = {
-            fp,
+            fp: prints.fp,
+            p: readingsOf(prints),
             final: false, // settled below, once every page is read
             sweep: input.sweepId,
             ...(inc.scope !== undefined ? { s: inc.scope } : {}),
@@ -528,8 +573,8 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       for (let r = 1; r < fps.length; r++) {
         for (const id of (await ledger.doc<string[]>(absorbedDocName(r))) ?? []) {
           const e = entries[id];
-          const fp = unpack(fps[r]![id])?.fp;
-          if (e && fp !== undefined && (judgedIn.get(id) ?? r) < r) e.fp = fp;
+          const prints = unpack(fps[r]![id]);
+          if (e && prints !== undefined && (judgedIn.get(id) ?? r) < r) [e.fp, e.p] = [prints.fp, readingsOf(prints)];
         }
       }
       for (const [id, e] of Object.entries(entries)) {

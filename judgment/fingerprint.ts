@@ -104,6 +104,8 @@ export interface EffectivePrints {
   ev: string;
   /** Its PII reading (EntityPrints.pii: the PII classifier reads the entity alone). */
   pii: string;
+  /** What it reads of others alone: the evidence views of the entities it reads and the names that resolve to none. */
+  tr: string;
 }
 
 /**
@@ -142,8 +144,13 @@ export function effectiveFingerprints(
       out.set(
         top.id,
         read.length === 0
-          ? { fp: p.own, ev: p.evidence, pii: p.pii }
-          : { fp: digest64(`${p.own}\u0000${trail}`), ev: digest64(`${p.evidence}\u0000${trail}`), pii: p.pii },
+          ? { fp: p.own, ev: p.evidence, pii: p.pii, tr: '-' }
+          : {
+              fp: digest64(`${p.own}\u0000${trail}`),
+              ev: digest64(`${p.evidence}\u0000${trail}`),
+              pii: p.pii,
+              tr: digest64(trail),
+            },
       );
       onPath.delete(top.id);
       stack.pop();

@@ -12,6 +12,11 @@ export type RememberedDecision = [proposalId: string, decision: 'approved' | 're
 /** What ARGUS remembers of one entity: the fingerprint its decisions rest on, whether they are all final. */
 export interface MemoryEntry {
   fp: string;
+  /**
+   * The prints of its readings when judged ("ev pii tr": judgment/fingerprint.ts EffectivePrints): which agents a
+   * change needs. Absent (an earlier version wrote it): every agent judges it when it changes.
+   */
+  p?: string;
   /** Every proposal was approved and written (or already there), or rejected; no failure, nothing left open. */
   final: boolean;
   /** The sweep that last judged it. */

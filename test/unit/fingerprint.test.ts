@@ -159,12 +159,18 @@ describe('effectiveFingerprints', () => {
     const tagged = effectiveFingerprints(new Map([...own, ['a', { own: 'A3', pii: 'A', evidence: 'A' }]]), reads);
     expect(rejudgeScope(before.get('a'), tagged.get('a'))).toBe('absorbed');
     const human = effectiveFingerprints(new Map([...own, ['a', same('A4')]]), reads);
+    // The entity itself is judged whole; those reading it by everything but the PII classifier (it reads one
+    // entity alone); the rest not at all.
     expect(['a', 'b', 'c', 'd'].map((k) => rejudgeScope(before.get(k), human.get(k)))).toEqual([
       'all',
-      'all',
-      'all',
+      'readers',
+      'readers',
       'none',
     ]);
+    // A reader that also changed itself is judged whole; prints an earlier version did not keep count as changed.
+    const both = effectiveFingerprints(new Map([...own, ['a', same('A4')], ['b', same('B2')]]), reads);
+    expect(rejudgeScope(before.get('b'), both.get('b'))).toBe('all');
+    expect(rejudgeScope({ fp: before.get('a')!.fp, ev: '', pii: '', tr: '' }, tagged.get('a'))).toBe('all');
   });
 
   test('a cycle in the lineage ends, and every entity gets a fingerprint', () => {

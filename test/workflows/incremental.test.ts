@@ -13,7 +13,7 @@ import type { SweepReport } from '../../domain/report';
 import type { EndpointConfig } from '../../domain/sweep';
 import { undoSweep } from '../../activities/undo';
 import { SK } from '../support/fake-secrets';
-import { countedAfresh, judgedByPass, piiOnlyByPass } from '../support/incremental';
+import { countedAfresh, judgedByPass, scopesByPass } from '../support/incremental';
 import { fileStateStore } from '../../state/file/store';
 
 // Memory across sweeps on the file catalog, on a real dev server (and, for model mode, a loopback provider).
@@ -75,7 +75,9 @@ describe('rules and the mechanical gate', () => {
   test("a later pass judges again only the entities the pass before wrote on, and ARGUS's text only for PII", async () => {
     const store = fileStateStore(w.tw.stateDir);
     const [first, second] = await judgedByPass(store, night1.sweepId);
-    const [piiOnly] = await piiOnlyByPass(store, night1.sweepId);
+    const [first0, later] = await scopesByPass(store, night1.sweepId);
+    expect(first0).toEqual({ piiOnly: [], readersOnly: [] }); // nothing remembered yet: every agent, every entity
+    const piiOnly = later!.piiOnly;
     const writtenOn = (kinds: string[]) =>
       new Set(night1.proposals.filter((p) => p.written && kinds.includes(p.kind)).map((p) => p.entityId));
     const lineageWritten = writtenOn(['lineage_flag']);
@@ -87,8 +89,8 @@ describe('rules and the mechanical gate', () => {
     for (const id of second!)
       expect(writtenOn(['description', 'pii_tag']).has(id) || lineageWritten.has(id) || readers.has(id)).toBe(true);
     // An entity with ARGUS's text (or tags) as its only change goes to the PII classifier alone.
-    expect(piiOnly!.length).toBeGreaterThan(0);
-    for (const id of piiOnly!) {
+    expect(piiOnly.length).toBeGreaterThan(0);
+    for (const id of piiOnly) {
       expect(second).toContain(id);
       expect(lineageWritten.has(id) || readers.has(id)).toBe(false);
     }
@@ -135,6 +137,17 @@ describe('rules and the mechanical gate', () => {
     const readers = readersOf(file, 'raw.customers');
     expect(readers.size).toBeGreaterThan(0);
     const r = await sweepFile(file);
+    // The entity edited is judged by every agent; those reading it by all but the PII classifier, which reads an
+    // entity alone.
+    const [scopes] = await scopesByPass(fileStateStore(w.tw.stateDir), r.sweepId);
+    expect(scopes!.readersOnly).not.toContain('raw.customers');
+    expect(scopes!.piiOnly).toEqual([]);
+    expect(scopes!.readersOnly.length).toBeGreaterThan(0);
+    const [judged] = await judgedByPass(fileStateStore(w.tw.stateDir), r.sweepId);
+    expect(judged).toEqual(expect.arrayContaining([...scopes!.readersOnly, 'raw.customers']));
+    // Every direct reader through recorded lineage is among them (its own record did not change).
+    const direct = readCatalog(file).entities.filter((e) => e.upstream?.includes('raw.customers'));
+    for (const e of direct) expect(scopes!.readersOnly).toContain(e.id);
     expect(r.incremental!.new).toBe(0);
     expect(r.incremental!.changed).toBeGreaterThanOrEqual(1 + readers.size);
     // Readers through SQL or keys count too; far from the whole catalog either way.
