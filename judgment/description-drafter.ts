@@ -1,7 +1,7 @@
 import type { CatalogEntity } from '../domain/catalog';
 import type { DescriptionChange } from '../domain/proposal';
 import type { CatalogContext } from './catalog-context';
-import { descriptionFacts, type DescriptionFact, type Neighbours } from './description-evidence';
+import { basisOfArgusText, descriptionFacts, type DescriptionFact, type Neighbours } from './description-evidence';
 import { isRestatement } from './informative';
 
 /** A drafted description and what it rests on. */
@@ -12,31 +12,42 @@ export interface Draft {
 
 /**
  * Draft descriptions without a model for the table and the columns that have none (or only an earlier
- * ARGUS restatement of the schema), and only where the catalog establishes something beyond name and
- * type: a person's description inherited along lineage, a derivation read from SQL, a relationship, or
- * what a row of a view is. A column of which nothing more is known gets no draft. Pure and deterministic.
+ * ARGUS restatement of the schema, or ARGUS's inherited or derived text that its evidence no longer gives),
+ * and only where the catalog establishes something beyond name and type: a person's description inherited
+ * along lineage, a derivation read from SQL, a relationship, or what a row of a view is. A column of which
+ * nothing more is known gets no draft. Pure and deterministic.
  */
 export function draftDescriptions(entity: CatalogEntity, ctx: CatalogContext, neighbours: Neighbours): Draft[] {
   const facts = descriptionFacts(entity, ctx, neighbours);
   const drafts: Draft[] = [];
-  if (needsText(entity, entity) && facts.table !== undefined) {
+  if (facts.table !== undefined && needsText(entity, entity, facts.table)) {
     drafts.push({ change: { kind: 'description', target: 'table', text: facts.table.text }, fact: facts.table });
   }
   for (const column of entity.columns) {
     const fact = facts.columns.get(column.name);
-    if (fact === undefined || !needsText(column, entity, column.name)) continue;
+    if (fact === undefined || !needsText(column, entity, fact, column.name)) continue;
     drafts.push({ change: { kind: 'description', target: 'column', column: column.name, text: fact.text }, fact });
   }
   return drafts;
 }
 
-/** No text, or ARGUS's own text that only restates the schema (written by an earlier version). */
+/** No text, or ARGUS's own text that only restates the schema (written by an earlier version) or is outdated. */
 function needsText(
   holder: { description?: string; description_source?: string },
   entity: CatalogEntity,
+  fact: DescriptionFact,
   column?: string,
 ): boolean {
   const text = holder.description;
   if (text === undefined || text.trim() === '') return true;
-  return holder.description_source === 'argus' && isRestatement(text, entity, column);
+  return holder.description_source === 'argus' && (isRestatement(text, entity, column) || outdated(text, fact));
+}
+
+/**
+ * ARGUS's inherited or derived text that its evidence no longer gives: the person's text it was inherited from,
+ * or the SQL it was derived from, changed since it was written. It follows its evidence (a model's text, and a
+ * person's, stay as they are).
+ */
+export function outdated(text: string, fact: DescriptionFact | undefined): boolean {
+  return fact !== undefined && text !== fact.text && basisOfArgusText(text) !== 'model';
 }

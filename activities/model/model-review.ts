@@ -15,14 +15,21 @@ import { MalformedOutputError } from '../../llm/errors';
 import { completeItems } from '../../llm/partial-json';
 import { BATCH_SYSTEM_PROMPTS, SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
 import type { CatalogContext } from '../../judgment/catalog-context';
-import { descriptionFacts, NO_NEIGHBOURS, type Neighbours } from '../../judgment/description-evidence';
+import {
+  descriptionFacts,
+  NO_NEIGHBOURS,
+  type DescriptionFact,
+  type Neighbours,
+} from '../../judgment/description-evidence';
+import { outdated } from '../../judgment/description-drafter';
 
 const undescribed = (text: string | undefined): boolean => !text?.trim();
 
 /**
  * What the description drafter asks a model to describe of `entity`: the table when it is undescribed, and each
  * undescribed column that something beyond its name and type grounds — an established fact (inherited, derived,
- * a relationship: judgment/description-evidence.ts) or the entity's SQL. A column of which only its name and type
+ * a relationship: judgment/description-evidence.ts) or the entity's SQL; and, as undescribed, a table or column
+ * whose ARGUS-written inherited or derived text its evidence no longer gives (its origin's text changed). A column of which only its name and type
  * are known gets no description by the prompt's own contract, so it is not asked for (on the demo and generated
  * catalogs the gate rejected every model description of such a column: 361 and 3,981 of them).
  */
@@ -33,10 +40,16 @@ export function describeTargets(
 ): { table: boolean; columns: string[] } {
   const facts = descriptionFacts(entity, ctx, neighbours);
   const sql = !!entity.sql?.trim();
+  // ARGUS's inherited or derived text whose evidence changed since is described again, as an undescribed one.
+  const stale = (h: { description?: string; description_source?: string }, fact: DescriptionFact | undefined) =>
+    h.description_source === 'argus' && outdated(h.description ?? '', fact);
   return {
-    table: undescribed(entity.description),
+    table: undescribed(entity.description) || stale(entity, facts.table),
     columns: entity.columns
-      .filter((c) => undescribed(c.description) && (sql || facts.columns.has(c.name)))
+      .filter(
+        (c) =>
+          (undescribed(c.description) && (sql || facts.columns.has(c.name))) || stale(c, facts.columns.get(c.name)),
+      )
       .map((c) => c.name),
   };
 }

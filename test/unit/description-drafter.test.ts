@@ -253,6 +253,39 @@ describe('inheritance along column lineage', () => {
   });
 });
 
+describe("ARGUS's own inherited and derived text follows its evidence", () => {
+  const withText = (text: string) =>
+    entity({
+      ...stgCustomers,
+      columns: stgCustomers.columns.map((c) =>
+        c.name === 'customer_id' ? { ...c, description: text, description_source: 'argus' as const } : c,
+      ),
+    });
+  const current = 'Account number shown to support. Inherited from `raw.customers.id`, renamed from `id`.';
+
+  it('is left alone while it is what the evidence gives', () => {
+    expect(textOf(withText(current), 'customer_id')).toBeUndefined();
+  });
+
+  it("is drafted again when the person's text it was inherited from changed, and the gate approves the update", () => {
+    const stale = withText('Old account number. Inherited from `raw.customers.id`, renamed from `id`.');
+    expect(textOf(stale, 'customer_id')).toBe(current);
+    const d = drafted(stale).get('customer_id')!;
+    expect(review(stale, d.change).decision).toBe('approved');
+  });
+
+  it("leaves a model's text and a person's as they are", () => {
+    expect(textOf(withText('The account number, as the support team shows it.'), 'customer_id')).toBeUndefined();
+    const human = entity({
+      ...stgCustomers,
+      columns: stgCustomers.columns.map((c) =>
+        c.name === 'customer_id' ? { ...c, description: 'Old account number. Inherited from `raw.customers.id`.' } : c,
+      ),
+    });
+    expect(textOf(human, 'customer_id')).toBeUndefined();
+  });
+});
+
 describe('derivations read from SQL', () => {
   const text = (c: string) => textOf(customerOrders, c);
   it('aggregates, per their GROUP BY keys', () => {

@@ -129,10 +129,12 @@ describe('rules and the mechanical gate', () => {
     expect(full.written).toBe(0);
   });
 
-  test('an edited description re-judges that entity and the entities reading it, nothing else', async () => {
+  test('an edited description re-judges that entity and the entities reading it, nothing else; what ARGUS inherited from it follows', async () => {
     const c = readCatalog(file);
     const target = c.entities.find((e) => e.id === 'raw.customers')!;
     target.description = 'One row per customer account, as the shop front recorded it.';
+    const id = target.columns.find((c) => c.name === 'customer_id')!;
+    id.description = 'Shop-front customer number, kept when accounts are merged.';
     writeCatalog(file, c);
     const readers = readersOf(file, 'raw.customers');
     expect(readers.size).toBeGreaterThan(0);
@@ -153,8 +155,19 @@ describe('rules and the mechanical gate', () => {
     // Readers through SQL or keys count too; far from the whole catalog either way.
     expect(r.incremental!.changed).toBeLessThan(69 / 2);
     expect(r.incremental!.carriedOver).toBe(69 - r.incremental!.changed);
+    // What ARGUS inherited from the old text follows the new one (an upstream edit propagates).
+    const inherited = readCatalog(file).entities.flatMap((e) =>
+      e.columns.filter(
+        (c) =>
+          c.description_source === 'argus' && /Inherited from `raw\.customers\.customer_id`/.test(c.description ?? ''),
+      ),
+    );
+    expect(inherited.length).toBeGreaterThan(0);
+    for (const c of inherited) expect(c.description).toMatch(/^Shop-front customer number, kept when accounts/);
+    expect(r.written).toBeGreaterThanOrEqual(inherited.length);
     const again = await sweepFile(file);
     expect(again.incremental).toMatchObject({ judged: 0, carriedOver: 69 });
+    expect(again.written).toBe(0);
   });
 });
 
