@@ -434,7 +434,6 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       // Figures remembered under the same judgment key were counted by the same code (catalog-stats is judgment).
       const remembered = memory.status === 'ok' && memory.doc.judgmentKey === jk ? memory.doc.entities : {};
       const { fingerprints, prints, stats, fresh } = await scanCatalog(catalog, ids, ctx, true, remembered);
-      await ledger.writeDoc(fingerprintsDocName(0), packAll(prints));
       await ledger.writeDoc(statsBeforeDocName, stats);
       await ledger.writeDoc(scanStatsDocName, fresh);
       const { toJudge, ...doc } = classify(ids, fingerprints, memory, {
@@ -443,6 +442,9 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         goneLimit: input.goneLimit ?? 0.5,
         ...(scope !== undefined ? { scope } : {}),
       });
+      // The prints a later pass compares with, and the memory keeps, of the entities judged: with none judged,
+      // nothing is written and no later pass runs (night after night on an unchanged catalog).
+      if (toJudge.length > 0) await ledger.writeDoc(fingerprintsDocName(0), packAll(prints));
       await ledger.writeSelection(toJudge);
       await ledger.writeDoc(selectionDocName(0), toJudge);
       // A changed entity is judged by the agents that read what changed (rejudgeScope), when the memory kept its
@@ -503,8 +505,9 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       const inc = await ledger.doc<IncrementalDoc>(incrementalDocName);
       if (!inc) return { remembered: 0, forgotten: 0 };
       // Every detection's fingerprints, the passes' and the one after the last pass (when it ran).
+      const pages = await ledger.pageNumbers();
       const fps: Record<string, string>[] = [];
-      for (let r = 0; r <= input.roundFirstPages.length; r++) {
+      for (let r = 0; pages.length > 0 && r <= input.roundFirstPages.length; r++) {
         const doc = await ledger.doc<Record<string, string>>(fingerprintsDocName(r));
         if (doc === undefined) break;
         fps.push(doc);
@@ -521,7 +524,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       const figures: Record<string, [string, StatsVector]> = {
         ...((await ledger.doc<Record<string, [string, StatsVector]>>(scanStatsDocName)) ?? {}),
       };
-      for (const n of await ledger.pageNumbers()) {
+      for (const n of pages) {
         let ids: string[];
         try {
           ids = await ledger.pageIds(n);
@@ -582,6 +585,11 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         if (f) [e.o, e.st] = f;
       }
       // People's rejections stay remembered while the entity is judged again (they were not proposed again).
+      const deletes = inc.failSafe ? [] : inc.goneIds;
+      const figured = Object.keys(figures).length > 0;
+      // Nothing judged, counted or gone (an unchanged catalog): the memory stays as it is, unread and unwritten.
+      if (!inc.replace && Object.keys(entries).length === 0 && !figured && deletes.length === 0)
+        return { remembered: 0, forgotten: 0 };
       if (!inc.replace) {
         const old = await loadMemory(store, inc.memoryKey);
         if (old.status === 'ok' && old.doc.judgmentKey === inc.judgmentKey) {
@@ -601,7 +609,6 @@ export function createIncrementalActivities(deps: ActivityDeps) {
           }
         }
       }
-      const deletes = inc.failSafe ? [] : inc.goneIds;
       await store.memory.save(inc.memoryKey, {
         judgmentKey: inc.judgmentKey,
         sweepId: input.sweepId,
