@@ -23,8 +23,9 @@ export class Agents {
   /**
    * Run the sweep's agents on a page (`ids`: its entities when the history carries them; `first`, `loaded`: its
    * place in the pass and entity count; `skip`: agents with nothing to judge on it). A later pass re-judges what
-   * this sweep's writes changed: descriptions, tags and recorded lineage, never SQL or which entities exist, so
-   * the lineage checker's evidence is as the first pass saw it and it is not asked again.
+   * this sweep's writes changed: descriptions, tags and recorded lineage, never SQL or which entities exist; a
+   * lineage repair only brings the recorded upstream in line with what the checker found, so the lineage checker
+   * is not asked again.
    */
   async run(
     pageIndex: number,
