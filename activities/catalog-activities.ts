@@ -14,39 +14,39 @@ import {
 /** Failures a page returns to the workflow; all of them are in the ledger and the report. */
 const MAX_RETURNED_FAILURES = 20;
 
-const selections = new Map<string, Promise<string[] | undefined>>();
 /**
- * A sweep's selection for a pass, read once per worker (it never changes once the pass starts): pass 0's is
- * what change detection or the budget chose (absent: the whole catalog); a later pass's, what it re-judges.
+ * A document of a pass, read once per worker (it never changes once the pass starts): `read` runs the first time a
+ * sweep's pass asks; a failed read is forgotten, so the next asks again. At most 64 kept, the oldest dropped first.
  */
-function selectionOf(ledger: SweepLedger, round: number): Promise<string[] | undefined> {
-  const key = `${ledger.ledgerKey}#${round}`;
-  let s = selections.get(key);
-  if (!s) {
-    if (selections.size > 64) selections.delete(selections.keys().next().value!);
-    s = round === 0 ? ledger.selection() : ledger.doc<string[]>(selectionDocName(round)).then((ids) => ids ?? []);
-    selections.set(key, s);
-    s.catch(() => selections.delete(key));
-  }
-  return s;
+function perPass<T>(read: (ledger: SweepLedger, round: number) => Promise<T>) {
+  const kept = new Map<string, Promise<T>>();
+  return (ledger: SweepLedger, round: number): Promise<T> => {
+    const key = `${ledger.ledgerKey}#${round}`;
+    let s = kept.get(key);
+    if (!s) {
+      if (kept.size > 64) kept.delete(kept.keys().next().value!);
+      s = read(ledger, round);
+      kept.set(key, s);
+      s.catch(() => kept.delete(key));
+    }
+    return s;
+  };
 }
 
-const scopesOf = new Map<string, Promise<{ piiOnly: Set<string>; readersOnly: Set<string> }>>();
-/** A pass's entities judged by some agents only (incremental-activities markScopes), read once per worker. */
-function scopesIn(ledger: SweepLedger, round: number): Promise<{ piiOnly: Set<string>; readersOnly: Set<string> }> {
-  const key = `${ledger.ledgerKey}#${round}`;
-  let s = scopesOf.get(key);
-  if (!s) {
-    if (scopesOf.size > 64) scopesOf.delete(scopesOf.keys().next().value!);
-    s = Promise.all([
-      ledger.doc<string[]>(piiOnlyDocName(round)),
-      ledger.doc<string[]>(readersOnlyDocName(round)),
-    ]).then(([pii, readers]) => ({ piiOnly: new Set(pii ?? []), readersOnly: new Set(readers ?? []) }));
-    scopesOf.set(key, s);
-    s.catch(() => scopesOf.delete(key));
-  }
-  return s;
-}
+/**
+ * A sweep's selection for a pass: pass 0's is what change detection or the budget chose (absent: the whole
+ * catalog); a later pass's, what it re-judges.
+ */
+const selectionOf = perPass((ledger, round): Promise<string[] | undefined> =>
+  round === 0 ? ledger.selection() : ledger.doc<string[]>(selectionDocName(round)).then((ids) => ids ?? []),
+);
+
+/** A pass's entities judged by some agents only (incremental-activities markScopes). */
+const scopesIn = perPass((ledger, round) =>
+  Promise.all([ledger.doc<string[]>(piiOnlyDocName(round)), ledger.doc<string[]>(readersOnlyDocName(round))]).then(
+    ([pii, readers]) => ({ piiOnly: new Set(pii ?? []), readersOnly: new Set(readers ?? []) }),
+  ),
+);
 
 /** Open the catalog a sweep names and read it page by page. */
 export function createCatalogActivities(deps: ActivityDeps) {
