@@ -1,4 +1,5 @@
 import type { CatalogColumn, CatalogEntity } from '../../domain/catalog';
+import { perEntityAndDescription } from '../entity-memo';
 import { tableTokens } from './identifier';
 import { shapeOf, type ColumnShape } from './name-shape';
 import { readTable, type TableReadingResult } from './table-reading';
@@ -50,16 +51,8 @@ export interface ContactSibling {
   shape: ColumnShape;
 }
 
-// Table context depends on the entity's name, description and column names, which a sweep never changes.
-const tableContextCache = new WeakMap<CatalogEntity, { description?: string; context: TableContext }>();
-
-export function tableContext(entity: CatalogEntity): TableContext {
-  const hit = tableContextCache.get(entity);
-  if (hit && hit.description === entity.description) return hit.context;
-  const context = computeTableContext(entity);
-  tableContextCache.set(entity, { description: entity.description, context });
-  return context;
-}
+/** The table's context (its name, description and column names), remembered per entity and description. */
+export const tableContext = perEntityAndDescription(computeTableContext);
 
 function computeTableContext(entity: CatalogEntity): TableContext {
   const tokens = tableTokens(entity.name);

@@ -1,4 +1,5 @@
 import type { CatalogEntity } from '../../domain/catalog';
+import { perEntityAndDescription } from '../entity-memo';
 import type { TableReading } from '../../domain/proposal';
 import { shapeOf, type ColumnShape } from './name-shape';
 import { splitIdentifier, tableTokens } from './identifier';
@@ -110,17 +111,8 @@ const ROW_WORDS = words('row rows record records entry entries line lines');
 const ROW_LINKS = words('per for is are describes describe represents represent holds hold of');
 const FILLERS = words('a an the one each every single all list of our its their unique distinct');
 
-// A table's reading depends on its name, description and columns, which a sweep never changes.
-const cache = new WeakMap<CatalogEntity, { description?: string; result: TableReadingResult }>();
-
-/** The reading of `entity`'s rows; remembered per entity (and description). */
-export function readTable(entity: CatalogEntity): TableReadingResult {
-  const hit = cache.get(entity);
-  if (hit && hit.description === entity.description) return hit.result;
-  const result = computeReading(entity);
-  cache.set(entity, { description: entity.description, result });
-  return result;
-}
+/** The reading of `entity`'s rows (from its name, description and columns); remembered per entity and description. */
+export const readTable = perEntityAndDescription(computeReading);
 
 /** What a kind reads as, for proposals and the report. */
 export function readingOf(kind: NounKind): TableReading {
