@@ -40,14 +40,24 @@ function needsText(
 ): boolean {
   const text = holder.description;
   if (text === undefined || text.trim() === '') return true;
-  return holder.description_source === 'argus' && (isRestatement(text, entity, column) || outdated(text, fact));
+  return (holder.description_source === 'argus' && isRestatement(text, entity, column)) || outdated(holder, fact);
 }
 
 /**
- * ARGUS's inherited or derived text that its evidence no longer gives: the person's text it was inherited from,
- * or the SQL it was derived from, changed since it was written. It follows its evidence (a model's text, and a
- * person's, stay as they are).
+ * Whether `holder` carries ARGUS's inherited or derived text that its evidence no longer gives: the person's text
+ * it was inherited from, or the SQL it was derived from, changed since it was written. It follows its evidence (a
+ * model's text, and a person's, stay as they are).
  */
-export function outdated(text: string, fact: DescriptionFact | undefined): boolean {
-  return fact !== undefined && text !== fact.text && basisOfArgusText(text) !== 'model';
+export function outdated(
+  holder: { description?: string; description_source?: string },
+  fact: DescriptionFact | undefined,
+): boolean {
+  const text = holder.description;
+  return (
+    holder.description_source === 'argus' &&
+    text !== undefined &&
+    fact !== undefined &&
+    text !== fact.text &&
+    basisOfArgusText(text) !== 'model'
+  );
 }

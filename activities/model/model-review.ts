@@ -15,12 +15,7 @@ import { MalformedOutputError } from '../../llm/errors';
 import { completeItems } from '../../llm/partial-json';
 import { BATCH_SYSTEM_PROMPTS, SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
 import type { CatalogContext } from '../../judgment/catalog-context';
-import {
-  descriptionFacts,
-  NO_NEIGHBOURS,
-  type DescriptionFact,
-  type Neighbours,
-} from '../../judgment/description-evidence';
+import { descriptionFacts, NO_NEIGHBOURS, type Neighbours } from '../../judgment/description-evidence';
 import { outdated } from '../../judgment/description-drafter';
 
 const undescribed = (text: string | undefined): boolean => !text?.trim();
@@ -41,14 +36,12 @@ export function describeTargets(
   const facts = descriptionFacts(entity, ctx, neighbours);
   const sql = !!entity.sql?.trim();
   // ARGUS's inherited or derived text whose evidence changed since is described again, as an undescribed one.
-  const stale = (h: { description?: string; description_source?: string }, fact: DescriptionFact | undefined) =>
-    h.description_source === 'argus' && outdated(h.description ?? '', fact);
   return {
-    table: undescribed(entity.description) || stale(entity, facts.table),
+    table: undescribed(entity.description) || outdated(entity, facts.table),
     columns: entity.columns
       .filter(
         (c) =>
-          (undescribed(c.description) && (sql || facts.columns.has(c.name))) || stale(c, facts.columns.get(c.name)),
+          (undescribed(c.description) && (sql || facts.columns.has(c.name))) || outdated(c, facts.columns.get(c.name)),
       )
       .map((c) => c.name),
   };
