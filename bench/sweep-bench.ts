@@ -1,5 +1,5 @@
 // npm run bench [-- --json] [--sizes demo,1000,10000] [--page-size N] [--concurrency N] [--repeat N]
-//                 [--state file|postgres|file,postgres] [--workers 1|2|1,2] [--max-passes N]
+//                 [--state file|postgres|file,postgres] [--workers 1|2|1,2] [--max-passes N] [--timeline]
 // Sweeps of the demo catalog and of generated catalogs on a throwaway dev server, with the worker in its own
 // process (compiled code), side by side with the same agents, gate and writes in a plain in-process loop.
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -17,6 +17,7 @@ import { createCatalogContext } from '../judgment/catalog-context';
 import { mechanicalReview } from '../judgment/gate/mechanical-gate';
 import { applyChange } from '../catalog/entity-repairs';
 import { sweepHistoryStats } from '../client/history-stats';
+import { sweepTimeline } from './timeline';
 import { ROOT, startDevServer, startBenchWorker, killTree, peakRssMb, cpuMs } from './support';
 import { startPostgres, type PgServer } from '../test/support/postgres';
 import { openPgStateStore } from '../state/postgres/store';
@@ -32,8 +33,11 @@ interface SizeResult {
   /** PostgreSQL store only: its rows and bytes (tables and indexes) per entity after the sweep. */
   postgres?: { rows: number; bytes: number; rowsPerEntity: number; bytesPerEntity: number };
   argus: { entitiesPerSecond: number; wallMs: number; written: number; executions: number };
-  inProcess: { entitiesPerSecond: number; wallMs: number; written: number };
+  /** cpuMs: the bench process's CPU time during the loop, every thread (V8 compiles and collects on its own). */
+  inProcess: { entitiesPerSecond: number; wallMs: number; cpuMs: number; written: number };
   ratio: number;
+  /** The worker's CPU time over the loop's. */
+  cpuRatio: number;
   maxHistoryEvents: number;
   workerPeakRssMb: number;
   /** CPU time used during the sweep by the worker and by the dev server (2 cores: up to 2 × wallMs together). */
@@ -44,7 +48,8 @@ interface SizeResult {
 }
 
 /** The same agents, gate and writes as a sweep, in one loop over the file, written once at the end. */
-function inProcessLoop(file: string): { wallMs: number; written: number; entities: number } {
+function inProcessLoop(file: string): { wallMs: number; cpuMs: number; written: number; entities: number } {
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const cat = CatalogFile.parse(JSON.parse(readFileSync(file, 'utf8')));
   const ctx = createCatalogContext(cat.entities.map((e) => e.id));
@@ -69,7 +74,9 @@ function inProcessLoop(file: string): { wallMs: number; written: number; entitie
     }
   }
   writeFileSync(file, JSON.stringify(cat, null, 2));
-  return { wallMs: performance.now() - t0, written, entities: cat.entities.length };
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  return { wallMs, cpuMs: (cpu.user + cpu.system) / 1000, written, entities: cat.entities.length };
 }
 
 async function main(): Promise<void> {
@@ -95,6 +102,8 @@ async function main(): Promise<void> {
   for (const st of states)
     if (st !== 'file' && st !== 'postgres') throw new Error(`--state: file or postgres, not ${st}`);
   const workerCounts = listArg('--workers', '1').map(Number);
+  // Every activity's span (from the sweep's start, its wait for a worker) on stderr: where a sweep's time goes.
+  const timeline = process.argv.includes('--timeline');
   // A single configuration keeps the plain size keys ("10000"); several get "10000/postgres/2w".
   const keyed = states.length > 1 || workerCounts.length > 1 || states[0] !== 'file' || workerCounts[0] !== 1;
   const say = (s: string) => process.stderr.write(s + '\n');
@@ -192,6 +201,17 @@ async function main(): Promise<void> {
               h.firstExecutionRunId,
               Math.ceil(report.entities.requested / effectivePageSize(pageSize, report.entities.requested)),
             );
+            if (timeline)
+              for (const s of await sweepTimeline(
+                client,
+                id,
+                h.firstExecutionRunId,
+                stats.executions - stats.sweepRuns.length,
+              ))
+                say(
+                  `  ${s.startedMs.toFixed(0).padStart(7)} → ${s.closedMs.toFixed(0).padStart(7)} ms ` +
+                    `(${(s.closedMs - s.startedMs).toFixed(0).padStart(5)} ms, waited ${(s.startedMs - s.scheduledMs).toFixed(0).padStart(4)})  ${s.workflow.padEnd(11)} ${s.activity}`,
+                );
             const eps = (n: number, ms: number) => Math.round((n / (ms / 1000)) * 10) / 10;
             runs.push({
               entities: report.entities.requested,
@@ -207,9 +227,11 @@ async function main(): Promise<void> {
               inProcess: {
                 entitiesPerSecond: eps(loop.entities, loop.wallMs),
                 wallMs: Math.round(loop.wallMs),
+                cpuMs: Math.round(loop.cpuMs),
                 written: loop.written,
               },
               ratio: Math.round((eps(loop.entities, loop.wallMs) / eps(report.entities.requested, wallMs)) * 100) / 100,
+              cpuRatio: Math.round((workerCpu / loop.cpuMs) * 100) / 100,
               maxHistoryEvents: stats.maxHistoryEvents,
               workerPeakRssMb: rss,
               workerCpuMs: Math.round(workerCpu),
@@ -254,7 +276,7 @@ async function main(): Promise<void> {
   else {
     for (const [k, r] of Object.entries(results)) {
       process.stdout.write(
-        `${k.padEnd(keyed ? 20 : 6)} ${String(r.entities).padStart(6)} entities  ARGUS ${String(r.argus.entitiesPerSecond).padStart(8)}/s  loop ${String(r.inProcess.entitiesPerSecond).padStart(9)}/s  ratio ${r.ratio}x  max history ${r.maxHistoryEvents}  worker RSS ${r.workerPeakRssMb} MiB  CPU worker ${r.workerCpuMs} ms, server ${r.serverCpuMs} ms${r.postgres ? `  PostgreSQL ${r.postgres.rowsPerEntity} rows, ${r.postgres.bytesPerEntity} B per entity` : ''}${r.runs ? `  (median of runs: ${r.runs.join(', ')})` : ''}\n`,
+        `${k.padEnd(keyed ? 20 : 6)} ${String(r.entities).padStart(6)} entities  ARGUS ${String(r.argus.entitiesPerSecond).padStart(8)}/s  loop ${String(r.inProcess.entitiesPerSecond).padStart(9)}/s  ratio ${r.ratio}x  max history ${r.maxHistoryEvents}  worker RSS ${r.workerPeakRssMb} MiB  CPU worker ${r.workerCpuMs} ms (loop ${r.inProcess.cpuMs} ms: ${r.cpuRatio}x), server ${r.serverCpuMs} ms${r.postgres ? `  PostgreSQL ${r.postgres.rowsPerEntity} rows, ${r.postgres.bytesPerEntity} B per entity` : ''}${r.runs ? `  (median of runs: ${r.runs.join(', ')})` : ''}\n`,
       );
     }
   }
