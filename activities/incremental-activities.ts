@@ -71,6 +71,20 @@ export const scanStatsDocName = 'entity-stats';
 /** A page's entities after its last write: own fingerprint and figures. */
 export const pageStatsDocName = (page: number) => `entity-stats-after-${page}`;
 const settledPageDocName = (page: number) => `settled-page-${page}`;
+/** Every entity's own prints and reads as the first pass's scan found them (a later pass's detection starts there). */
+export const scanPrintsDocName = 'own-prints';
+/** A page's entities' own prints and reads after its last write: what a later pass's detection lays over the scan's. */
+export const pagePrintsDocName = (page: number) => `own-prints-after-${page}`;
+
+/** An entity's own prints and what it reads, as the ledger keeps them: own, pii, evidence, entities, names. */
+type KeptPrints = [string, string, string, string[], string[]];
+const keep = (p: EntityPrints, r: { entities: string[]; names: string[] }): KeptPrints => [
+  p.own,
+  p.pii,
+  p.evidence,
+  r.entities,
+  r.names,
+];
 
 /** A later pass's page: the proposals earlier passes settled for its entities (loadCatalogPage stores them). */
 export async function markSettled(
@@ -196,13 +210,24 @@ async function ownPrints(
   return out;
 }
 
-/** Own fingerprint and figures of each entity, for the memory (written after a page's write). */
-export async function entityStatsOf(
+/**
+ * Each entity's own fingerprint and figures, for the memory, and its own prints and reads, for a later pass's
+ * detection (both written after a page's write).
+ */
+export async function entityStateOf(
   catalog: CatalogAdapter,
   entities: readonly CatalogEntity[],
-): Promise<Record<string, [string, StatsVector]>> {
+  ctx: CatalogContext,
+): Promise<{ figures: Record<string, [string, StatsVector]>; prints: Record<string, KeptPrints> }> {
   const own = await ownPrints(catalog, entities);
-  return Object.fromEntries(entities.map((e) => [e.id, [own.get(e.id)!.own, statsVector(e)]]));
+  const figures: Record<string, [string, StatsVector]> = {};
+  const prints: Record<string, KeptPrints> = {};
+  for (const e of entities) {
+    const p = own.get(e.id)!;
+    figures[e.id] = [p.own, statsVector(e)];
+    prints[e.id] = keep(p, readsOf(e, ctx));
+  }
+  return { figures, prints };
 }
 
 /**
@@ -224,6 +249,8 @@ export async function scanCatalog(
   prints: Map<string, EffectivePrints>;
   stats: CatalogStats;
   fresh: Record<string, [string, StatsVector]>;
+  /** Each entity's own prints and reads, as a later pass's detection starts from them. */
+  kept: Record<string, KeptPrints>;
 }> {
   const own = new Map<string, EntityPrints>();
   const reads = new Map<string, { entities: string[]; names: string[] }>();
@@ -251,7 +278,31 @@ export async function scanCatalog(
   const prints = effectiveFingerprints(own, reads);
   const fingerprints = new Map<string, string>();
   for (const [id, p] of prints) fingerprints.set(id, p.fp);
-  return { fingerprints, prints, stats, fresh };
+  const kept: Record<string, KeptPrints> = {};
+  for (const [id, p] of own) kept[id] = keep(p, reads.get(id) ?? NO_READS);
+  return { fingerprints, prints, stats, fresh, kept };
+}
+
+const NO_READS = { entities: [], names: [] };
+
+/**
+ * A later pass's fingerprints without reading the catalog again: the first pass's scan, with each page's entities as
+ * its last write left them laid over it (only a write changes an entity within a sweep; a person's edit made during
+ * the sweep is seen by the next one). Undefined when the scan's prints are not in the ledger (a sweep started by an
+ * earlier version): the catalog is scanned then.
+ */
+async function printsAfterWrites(ledger: SweepLedger): Promise<Map<string, EffectivePrints> | undefined> {
+  const scan = await ledger.doc<Record<string, KeptPrints>>(scanPrintsDocName);
+  if (!scan) return undefined;
+  for (const n of (await ledger.pageNumbers()).sort((a, b) => a - b))
+    Object.assign(scan, (await ledger.doc<Record<string, KeptPrints>>(pagePrintsDocName(n))) ?? {});
+  const own = new Map<string, EntityPrints>();
+  const reads = new Map<string, { entities: string[]; names: string[] }>();
+  for (const [id, [o, pii, evidence, entities, names]] of Object.entries(scan)) {
+    own.set(id, { own: o, pii, evidence });
+    reads.set(id, { entities, names });
+  }
+  return effectiveFingerprints(own, reads);
 }
 
 /** Load a catalog's memory; a store that cannot read it yields `untrusted`, never an error. */
@@ -385,7 +436,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       const ctx = await catalogContext(catalog);
       const ids = (await catalog.snapshot()).ids;
       if (input.round > 0) {
-        const { prints } = await scanCatalog(catalog, ids, ctx, false);
+        const prints = (await printsAfterWrites(ledger)) ?? (await scanCatalog(catalog, ids, ctx, false)).prints;
         await ledger.writeDoc(fingerprintsDocName(input.round), packAll(prints));
         const before = (await ledger.doc<Record<string, string>>(fingerprintsDocName(input.round - 1))) ?? {};
         const changed: string[] = [];
@@ -433,7 +484,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       );
       // Figures remembered under the same judgment key were counted by the same code (catalog-stats is judgment).
       const remembered = memory.status === 'ok' && memory.doc.judgmentKey === jk ? memory.doc.entities : {};
-      const { fingerprints, prints, stats, fresh } = await scanCatalog(catalog, ids, ctx, true, remembered);
+      const { fingerprints, prints, stats, fresh, kept } = await scanCatalog(catalog, ids, ctx, true, remembered);
       await ledger.writeDoc(statsBeforeDocName, stats);
       await ledger.writeDoc(scanStatsDocName, fresh);
       const { toJudge, ...doc } = classify(ids, fingerprints, memory, {
@@ -444,7 +495,10 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       });
       // The prints a later pass compares with, and the memory keeps, of the entities judged: with none judged,
       // nothing is written and no later pass runs (night after night on an unchanged catalog).
-      if (toJudge.length > 0) await ledger.writeDoc(fingerprintsDocName(0), packAll(prints));
+      if (toJudge.length > 0) {
+        await ledger.writeDoc(fingerprintsDocName(0), packAll(prints));
+        await ledger.writeDoc(scanPrintsDocName, kept);
+      }
       await ledger.writeSelection(toJudge);
       await ledger.writeDoc(selectionDocName(0), toJudge);
       // A changed entity is judged by the agents that read what changed (rejudgeScope), when the memory kept its

@@ -3,7 +3,8 @@ import type { RepairRequest } from '../catalog/adapter';
 import { addVector, catalogStats, emptyStats } from '../judgment/catalog-stats';
 import type { AuditEntry, PageWrites, WriteRecord } from '../state/store';
 import { faultPoint } from './fault-points';
-import { entityStatsOf, incrementalDocName, pageStatsDocName } from './incremental-activities';
+import { catalogContext } from './catalog-access';
+import { entityStateOf, incrementalDocName, pagePrintsDocName, pageStatsDocName } from './incremental-activities';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 
 /** What the write step is asked to write: one page of a sweep, in one round. */
@@ -53,11 +54,12 @@ export function createWriteActivities(deps: ActivityDeps) {
       // An incremental sweep's memory keeps each entity's figures as the write left them (entity-stats-after-<page>);
       // the page's are their sum, so each entity is counted once.
       if (await ledger.doc(incrementalDocName)) {
-        const each = await entityStatsOf(catalog, entities);
+        const { figures, prints } = await entityStateOf(catalog, entities, await catalogContext(catalog));
         const sum = emptyStats();
-        for (const [, v] of Object.values(each)) addVector(sum, v);
+        for (const [, v] of Object.values(figures)) addVector(sum, v);
         await ledger.writeStats(input.pageIndex, 'after', sum);
-        await ledger.writeDoc(pageStatsDocName(input.pageIndex), each);
+        await ledger.writeDoc(pageStatsDocName(input.pageIndex), figures);
+        await ledger.writeDoc(pagePrintsDocName(input.pageIndex), prints);
       } else await ledger.writeStats(input.pageIndex, 'after', catalogStats(entities));
     };
     const done = await ledger.writes(input.pageIndex, round);

@@ -15,6 +15,9 @@ import { undoSweep } from '../../activities/undo';
 import { SK } from '../support/fake-secrets';
 import { countedAfresh, judgedByPass, scopesByPass } from '../support/incremental';
 import { fileStateStore } from '../../state/file/store';
+import { FileCatalogAdapter } from '../../catalog/file/adapter';
+import { catalogContext } from '../../activities/catalog-access';
+import { fingerprintsDocName, scanCatalog } from '../../activities/incremental-activities';
 
 // Memory across sweeps on the file catalog, on a real dev server (and, for model mode, a loopback provider).
 const KEY_ENV = 'ARGUS_TEST_FAKE_KEY';
@@ -98,6 +101,28 @@ describe('rules and the mechanical gate', () => {
       (id) => !writtenOn(['description', 'lineage_flag']).has(id) && !readers.has(id),
     );
     for (const id of onlyTagged) expect(second).not.toContain(id);
+  });
+
+  test("a later pass's fingerprints, laid from the first scan and each page's writes, are those a fresh scan gives", async () => {
+    const store = fileStateStore(w.tw.stateDir);
+    const ledger = store.ledger((await store.findSweepMetas(night1.sweepId))[0]!.ledgerKey);
+    // The last detection ran after the last writes of the sweep (it found nothing more to judge).
+    let last: Record<string, string> | undefined;
+    for (let round = 1; ; round++) {
+      const doc = await ledger.doc<Record<string, string>>(fingerprintsDocName(round));
+      if (!doc) break;
+      last = doc;
+    }
+    expect(last).toBeDefined();
+    const catalog = new FileCatalogAdapter(file);
+    const ids = (await catalog.snapshot()).ids;
+    const { prints } = await scanCatalog(catalog, ids, await catalogContext(catalog), false);
+    const fresh = Object.fromEntries([...prints].map(([id, p]) => [id, `${p.fp} ${p.ev} ${p.pii} ${p.tr}`]));
+    expect(Object.keys(fresh)).toHaveLength(69);
+    expect(last).toEqual(fresh);
+    // and they differ from the first pass's where the sweep wrote
+    const first = (await ledger.doc<Record<string, string>>(fingerprintsDocName(0)))!;
+    expect(ids.filter((id) => first[id] !== fresh[id]).length).toBeGreaterThan(0);
   });
 
   test('night 2 of an unchanged catalog judges nothing, writes nothing, and reports the same coverage', () => {
