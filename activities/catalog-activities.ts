@@ -1,9 +1,18 @@
 import type { AgentName, EntityFailure } from '../domain/proposal';
 import type { CatalogRef } from '../domain/sweep';
-import { catalogStats } from '../judgment/catalog-stats';
+import type { CatalogEntity } from '../domain/catalog';
+import {
+  addStats,
+  addVector,
+  catalogStats,
+  emptyStats,
+  isStatsVector,
+  type StatsVector,
+} from '../judgment/catalog-stats';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 import type { SweepLedger } from '../state/store';
 import {
+  figuresBeforeDocName,
   markScopes,
   markSettled,
   piiOnlyDocName,
@@ -47,6 +56,23 @@ const scopesIn = perPass((ledger, round) =>
     ([pii, readers]) => ({ piiOnly: new Set(pii ?? []), readersOnly: new Set(readers ?? []) }),
   ),
 );
+
+/** The figures the first pass's scan found per entity (none: a sweep without change detection, or an older one). */
+const scannedFigures = perPass((ledger) => ledger.doc<Record<string, StatsVector>>(figuresBeforeDocName));
+
+/** A page's figures: summed from `known` per entity where it has them, the rest counted. */
+function pageFigures(entities: CatalogEntity[], known: Readonly<Record<string, StatsVector>> | undefined) {
+  if (!known) return catalogStats(entities);
+  const rest: CatalogEntity[] = [];
+  const stats = emptyStats();
+  for (const e of entities) {
+    const v = known[e.id];
+    if (isStatsVector(v)) addVector(stats, v);
+    else rest.push(e);
+  }
+  if (rest.length) addStats(stats, catalogStats(rest));
+  return stats;
+}
 
 /** Open the catalog a sweep names and read it page by page. */
 export function createCatalogActivities(deps: ActivityDeps) {
@@ -118,8 +144,10 @@ export function createCatalogActivities(deps: ActivityDeps) {
       await markSettled(ledger, round, input.pageIndex, pageIds);
       const skipAgents = await markScopes(ledger, input.pageIndex, pageIds, await scopesIn(ledger, round));
       // Coverage before the sweep, page by page: each entity belongs to one page and only that page's write
-      // touches it, so the sums are the catalog's figures without a pass over the whole catalog.
-      await ledger.writeStats(input.pageIndex, 'before', catalogStats(entities));
+      // touches it, so the sums are the catalog's figures without a pass over the whole catalog. A first-pass page
+      // sums what change detection's scan found (nothing has written on its entities since); a later pass counts.
+      const known = round === 0 ? await scannedFigures(ledger, 0) : undefined;
+      await ledger.writeStats(input.pageIndex, 'before', pageFigures(entities, known));
       metrics.entitiesJudged(meta.catalogRef.kind, entities.length);
       // The history carries counts, not a page's ids: a 100,000-entity sweep would otherwise put megabytes in it.
       return {

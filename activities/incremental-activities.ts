@@ -68,6 +68,8 @@ export const absorbedDocName = (round: number) => `absorbed-${round}`;
 const pageSkipDocName = (page: number) => `skip-page-${page}`;
 /** Entities counted afresh by the first pass's scan: own fingerprint and figures (what the memory lacked). */
 export const scanStatsDocName = 'entity-stats';
+/** Every entity's figures as the first pass's scan found them (remembered or counted): its page's 'before'. */
+export const figuresBeforeDocName = 'entity-figures-before';
 /** A page's entities after its last write: own fingerprint and figures. */
 export const pageStatsDocName = (page: number) => `entity-stats-after-${page}`;
 const settledPageDocName = (page: number) => `settled-page-${page}`;
@@ -251,11 +253,14 @@ export async function scanCatalog(
   fresh: Record<string, [string, StatsVector]>;
   /** Each entity's own prints and reads, as a later pass's detection starts from them. */
   kept: Record<string, KeptPrints>;
+  /** With stats: every entity's figures (remembered or counted), which its first-pass page sums as its 'before'. */
+  vectors: Record<string, StatsVector>;
 }> {
   const own = new Map<string, EntityPrints>();
   const reads = new Map<string, { entities: string[]; names: string[] }>();
   const stats = emptyStats();
   const fresh: Record<string, [string, StatsVector]> = {};
+  const vectors: Record<string, StatsVector> = {};
   for (let i = 0; i < ids.length; i += SCAN_CHUNK) {
     const { entities, invalid } = await catalog.getEntities(ids.slice(i, i + SCAN_CHUNK));
     const fps = await ownPrints(catalog, entities);
@@ -266,10 +271,10 @@ export async function scanCatalog(
       reads.set(e.id, readsOf(e, ctx));
       if (!withStats) continue;
       const m = remembered[e.id];
-      if (m?.o === fp && isStatsVector(m.st)) addVector(stats, m.st);
+      if (m?.o === fp && isStatsVector(m.st)) addVector(stats, (vectors[e.id] = m.st));
       else {
         const v = statsVector(e);
-        addVector(stats, v);
+        addVector(stats, (vectors[e.id] = v));
         fresh[e.id] = [fp, v];
       }
     }
@@ -280,7 +285,7 @@ export async function scanCatalog(
   for (const [id, p] of prints) fingerprints.set(id, p.fp);
   const kept: Record<string, KeptPrints> = {};
   for (const [id, p] of own) kept[id] = keep(p, reads.get(id) ?? NO_READS);
-  return { fingerprints, prints, stats, fresh, kept };
+  return { fingerprints, prints, stats, fresh, kept, vectors };
 }
 
 const NO_READS = { entities: [], names: [] };
@@ -484,7 +489,13 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       );
       // Figures remembered under the same judgment key were counted by the same code (catalog-stats is judgment).
       const remembered = memory.status === 'ok' && memory.doc.judgmentKey === jk ? memory.doc.entities : {};
-      const { fingerprints, prints, stats, fresh, kept } = await scanCatalog(catalog, ids, ctx, true, remembered);
+      const { fingerprints, prints, stats, fresh, kept, vectors } = await scanCatalog(
+        catalog,
+        ids,
+        ctx,
+        true,
+        remembered,
+      );
       await ledger.writeDoc(statsBeforeDocName, stats);
       await ledger.writeDoc(scanStatsDocName, fresh);
       const { toJudge, ...doc } = classify(ids, fingerprints, memory, {
@@ -498,6 +509,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       if (toJudge.length > 0) {
         await ledger.writeDoc(fingerprintsDocName(0), packAll(prints));
         await ledger.writeDoc(scanPrintsDocName, kept);
+        await ledger.writeDoc(figuresBeforeDocName, vectors);
       }
       await ledger.writeSelection(toJudge);
       await ledger.writeDoc(selectionDocName(0), toJudge);
