@@ -3,19 +3,13 @@
 // Sweeps of the demo catalog and of generated catalogs on a throwaway dev server, with the worker in its own
 // process (compiled code), side by side with the same agents, gate and writes in a plain in-process loop.
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync, copyFileSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, copyFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { generateCatalog } from '../scripts/generate-catalog';
-import { CatalogFile, type CatalogEntity } from '../domain/catalog';
-import { proposalId } from '../domain/digest';
 import type { SweepReport } from '../domain/report';
 import { effectivePageSize } from '../domain/sweep';
-import { NO_MODEL_AGENTS } from '../judgment/agents';
-import { createCatalogContext } from '../judgment/catalog-context';
-import { mechanicalReview } from '../judgment/gate/mechanical-gate';
-import { applyChange } from '../catalog/entity-repairs';
 import { sweepHistoryStats } from '../client/history-stats';
 import { sweepTimeline } from './timeline';
 import { ROOT, startDevServer, startBenchWorker, killTree, peakRssMb, cpuMs } from './support';
@@ -33,7 +27,7 @@ interface SizeResult {
   /** PostgreSQL store only: its rows and bytes (tables and indexes) per entity after the sweep. */
   postgres?: { rows: number; bytes: number; rowsPerEntity: number; bytesPerEntity: number };
   argus: { entitiesPerSecond: number; wallMs: number; written: number; executions: number };
-  /** cpuMs: the bench process's CPU time during the loop, every thread (V8 compiles and collects on its own). */
+  /** The loop in a fresh process of its own; cpuMs: its CPU time, every thread (V8 compiles and collects on its own). */
   inProcess: { entitiesPerSecond: number; wallMs: number; cpuMs: number; written: number };
   ratio: number;
   /** The worker's CPU time over the loop's. */
@@ -47,36 +41,17 @@ interface SizeResult {
   runs?: number[];
 }
 
-/** The same agents, gate and writes as a sweep, in one loop over the file, written once at the end. */
-function inProcessLoop(file: string): { wallMs: number; cpuMs: number; written: number; entities: number } {
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  const cat = CatalogFile.parse(JSON.parse(readFileSync(file, 'utf8')));
-  const ctx = createCatalogContext(cat.entities.map((e) => e.id));
-  const byId = new Map(cat.entities.map((e) => [e.id, e as CatalogEntity]));
-  const neighbours = { get: (id: string) => byId.get(id) };
-  let written = 0;
-  for (const e of cat.entities as CatalogEntity[]) {
-    const changes = Object.values(NO_MODEL_AGENTS).flatMap((agent) => agent(e, ctx, neighbours).map((p) => p.change));
-    for (const change of changes) {
-      const p = {
-        id: proposalId(cat.name, e.id, change),
-        entityId: e.id,
-        agent: 'description-drafter' as const,
-        change,
-        evidence: [],
-      };
-      if (
-        mechanicalReview(p, e, ctx, neighbours).decision === 'approved' &&
-        applyChange(e, change, p.id, false).status === 'written'
-      )
-        written++;
-    }
-  }
-  writeFileSync(file, JSON.stringify(cat, null, 2));
-  const wallMs = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  return { wallMs, cpuMs: (cpu.user + cpu.system) / 1000, written, entities: cat.entities.length };
+/**
+ * The loop (bench/loop.ts) in a process of its own, started afresh for each run as the worker is: both begin with
+ * cold code, and each one's CPU time is its whole process's.
+ */
+function loopInItsOwnProcess(file: string): { wallMs: number; cpuMs: number; written: number; entities: number } {
+  const out = execFileSync(
+    process.execPath,
+    [`--max-old-space-size=${WORKER_HEAP_MB}`, '--import', 'tsx', path.join(ROOT, 'bench', 'loop.ts'), file],
+    { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 },
+  );
+  return JSON.parse(out) as { wallMs: number; cpuMs: number; written: number; entities: number };
 }
 
 async function main(): Promise<void> {
@@ -135,7 +110,7 @@ async function main(): Promise<void> {
                 JSON.stringify(generateCatalog({ entities: Number(size), seed: 42, name: `bench-${size}` })),
               );
             copyFileSync(file, loopFile);
-            const loop = inProcessLoop(loopFile);
+            const loop = loopInItsOwnProcess(loopFile);
 
             // Fresh worker processes per run, so their peak RSS belongs to that sweep. With the file store several
             // workers share one state folder (one host); with PostgreSQL each run gets a database of its own.
