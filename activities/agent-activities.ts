@@ -2,7 +2,7 @@ import type { AgentName, EntityFailure, Proposal } from '../domain/proposal';
 import { proposalId } from '../domain/digest';
 import { NO_MODEL_AGENTS, NEEDS_NEIGHBOURS } from '../judgment/agents';
 import { NO_NEIGHBOURS } from '../judgment/description-evidence';
-import { loadNeighbours } from './neighbours';
+import { pageNeighbours } from './neighbours';
 import { proposeFromSamples, samplingCandidates } from '../judgment/pii/samples';
 import { sampledEvidence } from './value-sampling';
 import { catalogContext } from './catalog-access';
@@ -33,7 +33,7 @@ export function createAgentActivities(deps: ActivityDeps) {
       );
       const fn = NO_MODEL_AGENTS[input.agent];
       const neighbours = NEEDS_NEIGHBOURS.has(input.agent)
-        ? await loadNeighbours(catalog, entities, ctx)
+        ? await pageNeighbours(`${input.ledgerKey}#${input.pageIndex}`, catalog, entities, ctx)
         : NO_NEIGHBOURS;
       const proposals: Proposal[] = [];
       const failures: EntityFailure[] = [];

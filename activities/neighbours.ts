@@ -66,3 +66,31 @@ export async function loadNeighbours(
   for (const e of todo) forgetDescriptionFacts(e);
   return neighbours;
 }
+
+/** Pages whose drafter's neighbours are kept for their review, at most (ten pages in flight by default). */
+const PAGES_KEPT = 16;
+const kept = new Map<string, { entities: Map<string, CatalogEntity>; neighbours: Neighbours }>();
+
+/**
+ * A page's neighbours, loaded once for its drafter and its review: the review of a page whose entities are the very
+ * objects the drafter judged gets the drafter's neighbours, and with them the evidence already computed
+ * (descriptionFacts remembers it per neighbours object), so a page's evidence is computed once, not once per read.
+ * `last`: the review, the page's last reader, which lets go of it. Otherwise loadNeighbours.
+ */
+export async function pageNeighbours(
+  key: string,
+  catalog: CatalogAdapter,
+  entities: CatalogEntity[],
+  ctx: CatalogContext,
+  last = false,
+): Promise<Neighbours> {
+  const hit = kept.get(key);
+  if (last) kept.delete(key);
+  if (hit && entities.every((e) => hit.entities.get(e.id) === e)) return hit.neighbours;
+  const neighbours = await loadNeighbours(catalog, entities, ctx);
+  if (!last) {
+    if (kept.size >= PAGES_KEPT) kept.delete(kept.keys().next().value!);
+    kept.set(key, { entities: new Map(entities.map((e) => [e.id, e])), neighbours });
+  }
+  return neighbours;
+}

@@ -4,7 +4,7 @@ import { mechanicalReview } from '../judgment/gate/mechanical-gate';
 import { summarize } from '../judgment/agents';
 import { catalogContext } from './catalog-access';
 import { NO_NEIGHBOURS } from '../judgment/description-evidence';
-import { loadNeighbours } from './neighbours';
+import { pageNeighbours } from './neighbours';
 import { confirmBySamples } from '../judgment/pii/samples';
 import { sampledEvidence } from './value-sampling';
 import { sweepContext, type ActivityDeps } from './sweep-context';
@@ -37,7 +37,11 @@ export function createReviewActivities(deps: ActivityDeps) {
       // Descriptions inherited or derived along lineage are checked against the entities they read.
       const described = new Set(proposals.filter((p) => p.change.kind === 'description').map((p) => p.entityId));
       const describing = entities.filter((e) => described.has(e.id));
-      const neighbours = describing.length > 0 ? await loadNeighbours(catalog, describing, ctx) : NO_NEIGHBOURS;
+      // The drafter's neighbours of the page when this worker ran it: its evidence is not computed again.
+      const neighbours =
+        describing.length > 0
+          ? await pageNeighbours(`${input.ledgerKey}#${input.pageIndex}`, catalog, describing, ctx, true)
+          : NO_NEIGHBOURS;
       const outcomes: Outcome[] = [];
       const passed: Record<string, string[]> = {};
       let approved = 0;

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { FileCatalogAdapter } from '../../catalog/file/adapter';
 import type { CatalogEntityInput } from '../../domain/catalog';
-import { loadNeighbours } from '../../activities/neighbours';
+import { loadNeighbours, pageNeighbours } from '../../activities/neighbours';
 import { createCatalogContext } from '../../judgment/catalog-context';
 import { descriptionFacts } from '../../judgment/description-evidence';
 
@@ -95,4 +95,34 @@ test("hands out neighbours without ARGUS's text and tags, so that a write on one
   expect(descriptionFacts(page[0]!, ctx, neighbours).columns.get('login_email')?.text).toBe(
     'Address the person signs in with. Inherited from `raw.people.email` through `stg.people`, renamed from `email`.',
   );
+});
+
+test("a page's review gets its drafter's neighbours (and evidence) while it judges the same entity objects", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'argus-neighbours-'));
+  const file = path.join(dir, 'catalog.json');
+  writeFileSync(file, JSON.stringify({ format: 'argus-catalog', version: 1, name: 'wh', entities }));
+  const catalog = new FileCatalogAdapter(file);
+  let reads = 0;
+  const getEntities = catalog.getEntities.bind(catalog);
+  catalog.getEntities = async (ids) => {
+    reads++;
+    return getEntities(ids);
+  };
+  const ctx = createCatalogContext(entities.map((e) => e.id));
+  const { entities: page } = await getEntities(['mart.people', 'stg.people']);
+  const drafter = await pageNeighbours('ledger#3', catalog, page, ctx);
+  const facts = descriptionFacts(page[0]!, ctx, drafter);
+  const loads = reads;
+  expect(loads).toBeGreaterThan(0);
+  // The review of the same page, on some of the same objects: no load, the very facts the drafter had.
+  const review = await pageNeighbours('ledger#3', catalog, [page[0]!], ctx, true);
+  expect(review).toBe(drafter);
+  expect(reads).toBe(loads);
+  expect(descriptionFacts(page[0]!, ctx, review)).toBe(facts);
+  // The review let go of the page: the next asker loads afresh; so does another page, or an entity read anew.
+  expect(await pageNeighbours('ledger#3', catalog, [page[0]!], ctx)).not.toBe(drafter);
+  expect(reads).toBeGreaterThan(loads);
+  const copy = { ...page[0]!, columns: [...page[0]!.columns] };
+  expect(await pageNeighbours('ledger#3', catalog, [copy], ctx)).not.toBe(drafter);
+  expect(await pageNeighbours('ledger#4', catalog, [page[0]!], ctx, true)).not.toBe(drafter);
 });
