@@ -94,6 +94,9 @@ const ENTITIES_KEPT = 40_000;
 const VALIDATED = 1;
 const CANONICAL = 2;
 
+/** How long a commit waits for another writer to join it, again after each one that does (see drain). */
+const JOIN_WAIT_MS = 40;
+
 const cache = new Map<string, Parsed>();
 // Reads that find no current parsed form share one parse of the file (a restarted worker's pages all arrive at once).
 const pending = new Map<string, Promise<Parsed>>();
@@ -751,9 +754,18 @@ export class FileCatalogStore implements CatalogStore {
   private async drain(q: Queue): Promise<void> {
     q.running = true;
     try {
-      // A large catalog costs a full rewrite per commit: wait a moment so concurrent pages share one.
+      // A large catalog costs a full rewrite per commit: wait a moment so concurrent pages share one. The wait
+      // ends once a short while passes with no one joining (pages in flight together arrive close together),
+      // and at most after what one rewrite of this size costs.
       const entities = cache.get(this.file)?.starts.length ?? 0;
-      if (entities > 2000) await new Promise((r) => setTimeout(r, Math.min(250, entities / 40)));
+      if (entities > 2000) {
+        const until = Date.now() + Math.min(250, entities / 40);
+        let seen = -1;
+        while (q.waiting.length !== seen && Date.now() < until) {
+          seen = q.waiting.length;
+          await new Promise((r) => setTimeout(r, Math.min(JOIN_WAIT_MS, Math.max(0, until - Date.now()))));
+        }
+      }
       while (q.waiting.length > 0) {
         const batch = q.waiting.splice(0, q.waiting.length);
         try {

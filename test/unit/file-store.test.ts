@@ -375,6 +375,37 @@ describe('FileCatalogStore.update beforeReplace', () => {
     for (const m of ['Marker 0.', 'Marker 1.', 'Marker 2.']) expect(text).toContain(m);
   });
 
+  test('on a large catalog, writers arriving one after another within moments share one rewrite', async () => {
+    const file = catalogFile(2, 2500);
+    const store = new FileCatalogStore(file);
+    const { ids } = await store.snapshot();
+    const groups: string[] = [];
+    const calls: Promise<string>[] = [];
+    for (let i = 0; i < 5; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 10));
+      const marker = `Joined ${i}.`;
+      calls.push(
+        store.update(
+          (get) => {
+            get(ids[i]!)!.description = marker;
+            return marker;
+          },
+          {
+            // Each group writes one temporary file: its name tells the groups apart.
+            beforeReplace: async () => {
+              groups.push(readdirSync(path.dirname(file)).find((f) => f.endsWith('.tmp'))!);
+            },
+          },
+        ),
+      );
+    }
+    expect(await Promise.all(calls)).toEqual([0, 1, 2, 3, 4].map((i) => `Joined ${i}.`));
+    expect(groups).toHaveLength(5);
+    expect(new Set(groups).size).toBe(1);
+    const text = readFileSync(file, 'utf8');
+    for (let i = 0; i < 5; i++) expect(text).toContain(`Joined ${i}.`);
+  });
+
   test('a throwing hook leaves the file as it was, removes the temp file and rejects every caller of the group', async () => {
     const file = catalogFile(2, 10);
     const store = new FileCatalogStore(file);
