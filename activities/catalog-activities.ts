@@ -25,15 +25,15 @@ const MAX_RETURNED_FAILURES = 20;
 
 /**
  * A document of a pass, read once per worker (it never changes once the pass starts): `read` runs the first time a
- * sweep's pass asks; a failed read is forgotten, so the next asks again. At most 64 kept, the oldest dropped first.
+ * sweep's pass asks; a failed read is forgotten, so the next asks again. At most `max` kept, the oldest dropped first.
  */
-function perPass<T>(read: (ledger: SweepLedger, round: number) => Promise<T>) {
+function perPass<T>(read: (ledger: SweepLedger, round: number) => Promise<T>, max = 64) {
   const kept = new Map<string, Promise<T>>();
   return (ledger: SweepLedger, round: number): Promise<T> => {
     const key = `${ledger.ledgerKey}#${round}`;
     let s = kept.get(key);
     if (!s) {
-      if (kept.size > 64) kept.delete(kept.keys().next().value!);
+      if (kept.size >= max) kept.delete(kept.keys().next().value!);
       s = read(ledger, round);
       kept.set(key, s);
       s.catch(() => kept.delete(key));
@@ -57,8 +57,11 @@ const scopesIn = perPass((ledger, round) =>
   ),
 );
 
-/** The figures the first pass's scan found per entity (none: a sweep without change detection, or an older one). */
-const scannedFigures = perPass((ledger) => ledger.doc<Record<string, StatsVector>>(figuresBeforeDocName));
+/**
+ * The figures the first pass's scan found per entity (none: a sweep without change detection, or an older one).
+ * One vector per entity of the catalog: kept for a few sweeps at once only.
+ */
+const scannedFigures = perPass((ledger) => ledger.doc<Record<string, StatsVector>>(figuresBeforeDocName), 4);
 
 /** A page's figures: summed from `known` per entity where it has them, the rest counted. */
 function pageFigures(entities: CatalogEntity[], known: Readonly<Record<string, StatsVector>> | undefined) {
