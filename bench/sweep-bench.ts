@@ -1,7 +1,8 @@
 // npm run bench [-- --json] [--sizes demo,1000,10000] [--page-size N] [--concurrency N] [--repeat N]
 //                 [--state file|postgres|file,postgres] [--workers 1|2|1,2] [--max-passes N] [--timeline]
 // Sweeps of the demo catalog and of generated catalogs on a throwaway dev server, with the worker in its own
-// process (compiled code), side by side with the same agents, gate and writes in a plain in-process loop.
+// process (compiled code), side by side with the same agents, gate and writes in a plain loop (bench/loop.ts, in a
+// process of its own).
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync, copyFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
