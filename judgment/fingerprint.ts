@@ -66,11 +66,6 @@ export function entityPrints(e: CatalogEntity, digest: (text: string) => string 
   return { own, pii, evidence };
 }
 
-/** The digest of everything judgment reads of an entity (its own fingerprint, without neighbours). */
-export function entityFingerprint(e: CatalogEntity): string {
-  return entityPrints(e).own;
-}
-
 /**
  * What an entity's evidence reads of the rest of the catalog: the entities its lineage and SQL name (their
  * records feed inherited and derived descriptions and the lineage check) and, for names that resolve to nothing,
