@@ -251,8 +251,9 @@ export async function scanCatalog(
   prints: Map<string, EffectivePrints>;
   stats: CatalogStats;
   fresh: Record<string, [string, StatsVector]>;
-  /** Each entity's own prints and reads, as a later pass's detection starts from them. */
-  kept: Record<string, KeptPrints>;
+  /** Each entity's own prints and what it reads (keptPrints packs them for a later pass's detection). */
+  own: Map<string, EntityPrints>;
+  reads: Map<string, { entities: string[]; names: string[] }>;
   /** With stats: every entity's figures (remembered or counted), which its first-pass page sums as its 'before'. */
   vectors: Record<string, StatsVector>;
 }> {
@@ -283,12 +284,20 @@ export async function scanCatalog(
   const prints = effectiveFingerprints(own, reads);
   const fingerprints = new Map<string, string>();
   for (const [id, p] of prints) fingerprints.set(id, p.fp);
-  const kept: Record<string, KeptPrints> = {};
-  for (const [id, p] of own) kept[id] = keep(p, reads.get(id) ?? NO_READS);
-  return { fingerprints, prints, stats, fresh, kept, vectors };
+  return { fingerprints, prints, stats, fresh, own, reads, vectors };
 }
 
 const NO_READS = { entities: [], names: [] };
+
+/** Own prints and reads as the ledger keeps them, for a later pass's detection to start from. */
+function keptPrints(
+  own: ReadonlyMap<string, EntityPrints>,
+  reads: ReadonlyMap<string, { entities: string[]; names: string[] }>,
+): Record<string, KeptPrints> {
+  const kept: Record<string, KeptPrints> = {};
+  for (const [id, p] of own) kept[id] = keep(p, reads.get(id) ?? NO_READS);
+  return kept;
+}
 
 /**
  * A later pass's fingerprints without reading the catalog again: the first pass's scan, with each page's entities as
@@ -489,7 +498,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       );
       // Figures remembered under the same judgment key were counted by the same code (catalog-stats is judgment).
       const remembered = memory.status === 'ok' && memory.doc.judgmentKey === jk ? memory.doc.entities : {};
-      const { fingerprints, prints, stats, fresh, kept, vectors } = await scanCatalog(
+      const { fingerprints, prints, stats, fresh, own, reads, vectors } = await scanCatalog(
         catalog,
         ids,
         ctx,
@@ -508,7 +517,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       // nothing is written and no later pass runs (night after night on an unchanged catalog).
       if (toJudge.length > 0) {
         await ledger.writeDoc(fingerprintsDocName(0), packAll(prints));
-        await ledger.writeDoc(scanPrintsDocName, kept);
+        await ledger.writeDoc(scanPrintsDocName, keptPrints(own, reads));
         await ledger.writeDoc(figuresBeforeDocName, vectors);
       }
       await ledger.writeSelection(toJudge);
