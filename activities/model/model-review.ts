@@ -24,9 +24,10 @@ const undescribed = (text: string | undefined): boolean => !text?.trim();
  * What the description drafter asks a model to describe of `entity`: the table when it is undescribed, and each
  * undescribed column that something beyond its name and type grounds — an established fact (inherited, derived,
  * a relationship: judgment/description-evidence.ts) or the entity's SQL; and, as undescribed, a table or column
- * whose ARGUS-written inherited or derived text its evidence no longer gives (its origin's text changed). A column of which only its name and type
- * are known gets no description by the prompt's own contract, so it is not asked for (on the demo and generated
- * catalogs the gate rejected every model description of such a column: 361 and 3,981 of them).
+ * whose ARGUS-written inherited or derived text its evidence no longer gives (its origin's text changed). A column
+ * of which only its name and type are known gets no description by the prompt's own contract, so it is not asked
+ * for (on the demo and generated catalogs the gate rejected every model description of such a column: 361 and
+ * 3,981 of them).
  */
 export function describeTargets(
   entity: CatalogEntity,
