@@ -39,21 +39,35 @@ export function createCatalogContext(ids: Iterable<string>): CatalogContext {
     else byLastPart.set(last, [{ id, parts }]);
   }
 
+  // Every view's SQL names its tables again for the scan, the drafter, the gate and the write: answers are kept
+  // (bounded; the ids, and so every answer, never change).
+  const answers = new Map<string, string | undefined>();
   return {
     exists: (id) => known.has(id),
     resolve(name) {
-      const ref = splitQualifiedName(name);
-      const last = ref[ref.length - 1];
-      if (last === undefined) return undefined;
-      const bucket = byLastPart.get(last) ?? [];
-      const exact = bucket.filter((e) => sameParts(e.parts, ref));
-      if (exact.length === 1) return exact[0]!.id;
-      if (exact.length > 1) return exact.find((e) => e.id === name)?.id;
-      const partial = bucket.filter((e) => isSuffix(e.parts, ref) || isSuffix(ref, e.parts));
-      return partial.length === 1 ? partial[0]!.id : undefined;
+      if (answers.has(name)) return answers.get(name);
+      const id = resolveAnew(name);
+      if (answers.size >= MAX_KEPT_ANSWERS) answers.clear();
+      answers.set(name, id);
+      return id;
     },
   };
+
+  function resolveAnew(name: string): string | undefined {
+    const ref = splitQualifiedName(name);
+    const last = ref[ref.length - 1];
+    if (last === undefined) return undefined;
+    const bucket = byLastPart.get(last) ?? [];
+    const exact = bucket.filter((e) => sameParts(e.parts, ref));
+    if (exact.length === 1) return exact[0]!.id;
+    if (exact.length > 1) return exact.find((e) => e.id === name)?.id;
+    const partial = bucket.filter((e) => isSuffix(e.parts, ref) || isSuffix(ref, e.parts));
+    return partial.length === 1 ? partial[0]!.id : undefined;
+  }
 }
+
+/** Names a context keeps the answer for, at most (then it starts afresh). */
+const MAX_KEPT_ANSWERS = 50_000;
 
 /**
  * Split a possibly quoted, dotted identifier into lowercase parts:

@@ -51,7 +51,7 @@ export interface EntityPrints {
  */
 export function entityPrints(e: CatalogEntity, digest: (text: string) => string = digest64): EntityPrints {
   const view = evidenceView(e);
-  const evidence = digest(stableJson(view));
+  const evidence = digest(entityJson(view));
   if (view === e) return { own: evidence, pii: evidence, evidence };
   const texts: [string, string][] = [];
   const tags: [string, unknown][] = [];
@@ -65,6 +65,81 @@ export function entityPrints(e: CatalogEntity, digest: (text: string) => string 
   const own = tags.length ? digest(`${pii}\0${stableJson(tags)}`) : pii;
   return { own, pii, evidence };
 }
+
+// The keys of a catalog entity, of its columns and of their tags, sorted as stableJson sorts them.
+const ENTITY_KEYS = [
+  ...['columns', 'database', 'description', 'description_source', 'id', 'kind', 'layer', 'name'],
+  ...['pii_exceptions', 'schema', 'sql', 'upstream'],
+];
+const COLUMN_KEYS = [
+  ...['description', 'description_source', 'foreign_key', 'name', 'nullable', 'primary_key'],
+  ...['tags', 'type'],
+];
+const TAG_KEYS = ['category', 'confidence', 'explanation', 'kind', 'proposalId', 'source'];
+
+/**
+ * stableJson of a catalog entity, the same text, written field by field: the fingerprints serialise every entity
+ * of a catalog more than once per sweep, and the generic sorting walk allocates a sorted copy of every object. A
+ * record with anything this walk does not know (a key, a value of another type) is left to stableJson.
+ */
+export function entityJson(e: CatalogEntity): string {
+  return knownEntityJson(e) ?? stableJson(e);
+}
+
+/** entityJson's own walk: undefined for a record it leaves to stableJson. */
+export function knownEntityJson(e: CatalogEntity): string | undefined {
+  const out = record(e, ENTITY_KEYS, entityValue);
+  return out === NOT_KNOWN ? undefined : out;
+}
+
+const hasOwn = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+const NOT_KNOWN = Symbol('not a known shape');
+type Written = string | typeof NOT_KNOWN;
+
+const scalar = (v: unknown): Written =>
+  typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))
+    ? JSON.stringify(v)
+    : NOT_KNOWN;
+
+function list(v: unknown, item: (x: unknown) => Written): Written {
+  if (!Array.isArray(v)) return NOT_KNOWN;
+  let out = '[';
+  for (let i = 0; i < v.length; i++) {
+    const x = item(v[i]);
+    if (x === NOT_KNOWN) return NOT_KNOWN;
+    out += (i ? ',' : '') + x;
+  }
+  return out + ']';
+}
+
+/** An object with only `keys` (sorted), each written by `value`; NOT_KNOWN when it has any other key. */
+function record(o: unknown, keys: readonly string[], value: (key: string, v: unknown) => Written): Written {
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) return NOT_KNOWN;
+  const r = o as Record<string, unknown>;
+  let out = '{';
+  let present = 0;
+  for (const k of keys) {
+    if (!hasOwn(r, k)) continue;
+    present++;
+    const v = r[k];
+    if (v === undefined) continue;
+    const x = value(k, v);
+    if (x === NOT_KNOWN) return NOT_KNOWN;
+    out += (out.length > 1 ? ',"' : '"') + k + '":' + x;
+  }
+  let own = 0;
+  for (const k in r) if (hasOwn(r, k)) own++;
+  return own === present ? out + '}' : NOT_KNOWN;
+}
+
+const tagJson = (t: unknown) => record(t, TAG_KEYS, (_k, v) => scalar(v));
+const columnJson = (c: unknown) => record(c, COLUMN_KEYS, (k, v) => (k === 'tags' ? list(v, tagJson) : scalar(v)));
+const entityValue = (k: string, v: unknown): Written =>
+  k === 'columns'
+    ? list(v, columnJson)
+    : k === 'upstream' || k === 'pii_exceptions'
+      ? list(v, (x) => (typeof x === 'string' ? JSON.stringify(x) : NOT_KNOWN))
+      : scalar(v);
 
 /**
  * What an entity's evidence reads of the rest of the catalog: the entities its lineage and SQL name (their

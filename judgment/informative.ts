@@ -23,19 +23,15 @@ const SCHEMA_WORDS = new Set(
  * description that names the column's foreign-key target says where its values come from: informative.
  */
 export function isRestatement(text: string, entity: CatalogEntity, columnName?: string): boolean {
-  const allowed = new Set<string>(SCHEMA_WORDS);
+  const own = placeWords(entity);
+  const more = new Set<string>();
   const add = (s: string | undefined) => {
     if (s === undefined) return;
     for (const w of nameWords(s)) {
-      allowed.add(w);
-      allowed.add(singular(w));
+      more.add(w);
+      more.add(singular(w));
     }
   };
-  add(entity.name);
-  add(entity.id);
-  add(entity.schema);
-  add(entity.database);
-  add(entity.layer);
   const lower = text.toLowerCase();
   if (columnName !== undefined) {
     const column = entity.columns.find((c) => c.name === columnName);
@@ -55,9 +51,31 @@ export function isRestatement(text: string, entity: CatalogEntity, columnName?: 
     }
     for (const up of entity.upstream) add(up);
   }
+  const allowed = (w: string) => SCHEMA_WORDS.has(w) || own.has(w) || more.has(w);
   // "customer's": the possessive s is not a word of its own.
-  return splitWords(text).every((w) => w === 's' || /^\d+$/.test(w) || allowed.has(w) || allowed.has(singular(w)));
+  return splitWords(text).every((w) => w === 's' || /^\d+$/.test(w) || allowed(w) || allowed(singular(w)));
 }
+
+/**
+ * The words (and their singulars) of where an entity sits: its name, id, schema, database and layer. Counted
+ * once per entity object while those stay the same (a sweep writes descriptions, tags and lineage, never these).
+ */
+function placeWords(entity: CatalogEntity): Set<string> {
+  const key = `${entity.name}\0${entity.id}\0${entity.schema ?? ''}\0${entity.database}\0${entity.layer ?? ''}`;
+  const hit = placeWordsKept.get(entity);
+  if (hit?.key === key) return hit.words;
+  const words = new Set<string>();
+  for (const s of [entity.name, entity.id, entity.schema, entity.database, entity.layer]) {
+    if (s === undefined) continue;
+    for (const w of nameWords(s)) {
+      words.add(w);
+      words.add(singular(w));
+    }
+  }
+  placeWordsKept.set(entity, { key, words });
+  return words;
+}
+const placeWordsKept = new WeakMap<CatalogEntity, { key: string; words: Set<string> }>();
 
 /** Words that say nothing about an entity beyond naming it ("The email column.", "Customers table."). */
 const FILLER = new Set([

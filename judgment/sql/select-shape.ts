@@ -28,6 +28,7 @@ import {
   stripParens,
   tokenize,
   topLevel,
+  SQL_CACHE_ENTRIES,
   type Token,
 } from './tokens';
 
@@ -80,11 +81,16 @@ export function readSelectShape(sql: string): SelectShape | undefined {
   } catch {
     shape = undefined;
   }
-  if (shapeCache.size >= 2048) shapeCache.delete(shapeCache.keys().next().value!);
+  if (shapeCache.size >= SQL_CACHE_ENTRIES) shapeCache.delete(shapeCache.keys().next().value!);
   shapeCache.set(sql, shape ?? null);
   return shape;
 }
 
+/**
+ * Recent shapes, by SQL text. A view's SQL is read by the scan that fingerprints the catalog, by the drafter (its
+ * own and its readers' derivations), by the gate and after the write; with ten pages of 1,000 entities in flight
+ * (the sweep's concurrency), those reads span the views of ten pages, several thousand at most.
+ */
 const shapeCache = new Map<string, SelectShape | null>();
 
 function publicShape(s: Shape): SelectShape {

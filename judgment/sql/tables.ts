@@ -5,7 +5,7 @@
  * never throws, and on SQL it does not understand it returns what it could recognise.
  */
 import { CLAUSES, QUERY_START, SET_OPS } from './keywords';
-import { closing, isPunct, isWord, tokenize, type Token } from './tokens';
+import { closing, isPunct, isWord, tokenize, SQL_CACHE_ENTRIES, type Token } from './tokens';
 
 /** Keywords that end a FROM list at the current nesting level: the clauses after it, set operators, and more. */
 const CLAUSE_END = new Set([
@@ -23,11 +23,12 @@ const NOT_A_TABLE = new Set([...CLAUSE_END, 'SELECT', 'FROM', 'JOIN', 'ON', 'USI
  * Names of WITH-clause CTEs and table-valued function calls (generate_series(...)) are left out.
  */
 export function tablesReadBySql(sql: string): string[] {
-  // The lineage checker and the gate both read each view's SQL, a page apart at most: keep recent answers.
+  // The scan, the lineage checker and the gate all read each view's SQL, the pages in flight apart at most: keep
+  // recent answers (as many as readSelectShape keeps).
   const hit = readsCache.get(sql);
   if (hit) return [...hit];
   const found = parseTablesRead(sql);
-  if (readsCache.size >= 4096) readsCache.delete(readsCache.keys().next().value!);
+  if (readsCache.size >= SQL_CACHE_ENTRIES) readsCache.delete(readsCache.keys().next().value!);
   readsCache.set(sql, found);
   return [...found];
 }

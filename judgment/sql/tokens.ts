@@ -198,3 +198,6 @@ export function stripParens(tokens: Token[], s: number, e: number): [number, num
   }
   return [s, e];
 }
+
+/** Entries kept by each of the SQL readers' caches (readSelectShape's and tablesReadBySql's), by SQL text. */
+export const SQL_CACHE_ENTRIES = 8192;

@@ -1,13 +1,21 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import {
   effectiveFingerprints,
+  entityJson,
   entityPrints,
+  knownEntityJson,
   evidenceView,
   readsOf,
   type EntityPrints,
 } from '../../judgment/fingerprint';
 import { rejudgeScope } from '../../activities/incremental-activities';
 import { createCatalogContext } from '../../judgment/catalog-context';
-import { CatalogEntity, type CatalogEntityInput } from '../../domain/catalog';
+import { CatalogEntity, CatalogFile, type CatalogEntityInput } from '../../domain/catalog';
+import { stableJson } from '../../domain/digest';
+import { generateCatalog } from '../../scripts/generate-catalog';
+import { applyChange } from '../../catalog/entity-repairs';
+import { NO_MODEL_AGENTS } from '../../judgment/agents';
 
 const entity = (e: Partial<CatalogEntityInput> & { id: string }) =>
   CatalogEntity.parse({
@@ -203,5 +211,66 @@ describe('effectiveFingerprints', () => {
       Array.from({ length: n }, (_, i) => [`e${i}`, { entities: i ? [`e${i - 1}`] : [], names: [] }]),
     );
     expect(effectiveFingerprints(own2, reads2).size).toBe(n);
+  });
+});
+
+describe('entityJson', () => {
+  // The fingerprints of every catalog's memory rest on this text: it must be stableJson's, byte for byte.
+  const demo = CatalogFile.parse(
+    JSON.parse(readFileSync(path.join(__dirname, '../../catalog/demo/shop-warehouse.json'), 'utf8')),
+  ).entities;
+  const generated = CatalogFile.parse(generateCatalog({ entities: 600, seed: 7, name: 'g' })).entities;
+
+  test('writes what stableJson writes for every entity of the demo and of a generated catalog, and their views', () => {
+    const all = [...demo, ...generated];
+    expect(all.length).toBeGreaterThan(600);
+    for (const e of all) {
+      expect(knownEntityJson(e)).toBe(stableJson(e));
+      expect(knownEntityJson(evidenceView(e))).toBe(stableJson(evidenceView(e)));
+    }
+  });
+
+  test('writes what stableJson writes after ARGUS wrote descriptions and tags (views with fields deleted)', () => {
+    const ctx = createCatalogContext(demo.map((e) => e.id));
+    const byId = new Map(demo.map((e) => [e.id, e]));
+    let written = 0;
+    for (const e of demo.map((x) => structuredClone(x))) {
+      for (const agent of Object.values(NO_MODEL_AGENTS))
+        for (const p of agent(e, ctx, { get: (id: string) => byId.get(id) }))
+          if (applyChange(e, p.change, `p-${written}`, false).status === 'written') written++;
+      expect(knownEntityJson(e)).toBe(stableJson(e));
+      expect(knownEntityJson(evidenceView(e))).toBe(stableJson(evidenceView(e)));
+    }
+    expect(written).toBeGreaterThan(50);
+  });
+
+  test.each([
+    ['an unknown key', false, (e: Record<string, unknown>) => (e.owner = { team: 'x', a: 1 })],
+    [
+      'an unknown column key',
+      false,
+      (e: Record<string, unknown>) => ((e.columns as { extra?: number }[])[0]!.extra = 2),
+    ],
+    [
+      'a number that is not finite',
+      false,
+      (e: Record<string, unknown>) => ((e.columns as { tags: unknown[] }[])[0]!.tags = [{ confidence: NaN }]),
+    ],
+    ['a value of another type', false, (e: Record<string, unknown>) => (e.upstream = [1, 'a'])],
+    ['an undefined value', true, (e: Record<string, unknown>) => (e.layer = undefined)],
+    [
+      'keys in another order',
+      true,
+      (e: Record<string, unknown>) => {
+        const entries = Object.entries(e).reverse();
+        for (const [k] of entries) delete e[k];
+        for (const [k, v] of entries) e[k] = v;
+      },
+    ],
+  ])('with %s, still writes what stableJson writes (its own walk: %s)', (_what, walks, edit) => {
+    const e = structuredClone(demo[0]!) as unknown as Record<string, unknown>;
+    edit(e);
+    expect(entityJson(e as unknown as CatalogEntity)).toBe(stableJson(e));
+    expect(knownEntityJson(e as unknown as CatalogEntity) !== undefined).toBe(walks);
   });
 });
