@@ -15,17 +15,21 @@ import {
 import {
   effectiveFingerprints,
   entityPrints,
-  readsOf,
+  readsFrom,
+  refsOf,
   type EffectivePrints,
   type EntityPrints,
+  type EntityRefs,
 } from '../judgment/fingerprint';
 import type { AgentName } from '../domain/proposal';
 import type { CatalogContext } from '../judgment/catalog-context';
 import { catalogContext } from './catalog-access';
 import { judgmentKey, type JudgmentSettings } from './judgment-key';
 import {
+  isRecordPrints,
   MEMORY_DECISIONS_PER_ENTITY,
   memoryKeyOf,
+  type RecordPrints,
   type MemoryEntry,
   type MemoryRead,
   type RememberedDecision,
@@ -78,15 +82,33 @@ export const scanPrintsDocName = 'own-prints';
 /** A page's entities' own prints and reads after its last write: what a later pass's detection lays over the scan's. */
 export const pagePrintsDocName = (page: number) => `own-prints-after-${page}`;
 
-/** An entity's own prints and what it reads, as the ledger keeps them: own, pii, evidence, entities, names. */
-type KeptPrints = [string, string, string, string[], string[]];
-const keep = (p: EntityPrints, r: { entities: string[]; names: string[] }): KeptPrints => [
-  p.own,
-  p.pii,
-  p.evidence,
-  r.entities,
-  r.names,
-];
+/**
+ * An entity's own prints and what it reads, as the ledger keeps them: own, pii, evidence, entities, names; then, for
+ * catalogs with record digests, the record's digest and what it names (upstream, SQL, foreign keys; absent when
+ * none): what the memory keeps as `rec`.
+ */
+type KeptPrints = [string, string, string, string[], string[], string?, [string[], string[], string[]]?];
+const keep = (
+  p: EntityPrints,
+  r: { entities: string[]; names: string[] },
+  refs?: EntityRefs,
+  digest?: string,
+): KeptPrints => {
+  const out: KeptPrints = [p.own, p.pii, p.evidence, r.entities, r.names];
+  if (refs === undefined || digest === undefined) return out;
+  out.push(digest);
+  // Most records name nothing: their (empty) references are left out.
+  if (refs.up.length || refs.sql.length || refs.fk.length) out.push([refs.up, refs.sql, refs.fk]);
+  return out;
+};
+
+/** What the memory keeps of an entity's record (MemoryEntry.rec), from what the ledger kept; undefined without a digest. */
+function recordPrintsOf(k: KeptPrints | undefined): RecordPrints | undefined {
+  const digest = k?.[5];
+  if (!k || digest === undefined) return undefined;
+  const [up = [], sql = [], fk = []] = k[6] ?? [];
+  return [digest, k[0], k[1], k[2], up, sql, fk];
+}
 
 /** A later pass's page: the proposals earlier passes settled for its entities (loadCatalogPage stores them). */
 export async function markSettled(
@@ -220,14 +242,16 @@ export async function entityStateOf(
   catalog: CatalogAdapter,
   entities: readonly CatalogEntity[],
   ctx: CatalogContext,
+  digests?: ReadonlyMap<string, string>,
 ): Promise<{ figures: Record<string, [string, StatsVector]>; prints: Record<string, KeptPrints> }> {
   const own = await ownPrints(catalog, entities);
   const figures: Record<string, [string, StatsVector]> = {};
   const prints: Record<string, KeptPrints> = {};
   for (const e of entities) {
     const p = own.get(e.id)!;
+    const refs = refsOf(e);
     figures[e.id] = [p.own, statsVector(e)];
-    prints[e.id] = keep(p, readsOf(e, ctx));
+    prints[e.id] = keep(p, readsFrom(e.id, refs, ctx), refs, digests?.get(e.id));
   }
   return { figures, prints };
 }
@@ -256,20 +280,55 @@ export async function scanCatalog(
   reads: Map<string, { entities: string[]; names: string[] }>;
   /** With stats: every entity's figures (remembered or counted), which its first-pass page sums as its 'before'. */
   vectors: Record<string, StatsVector>;
+  /** What each entity's record names, and its record's digest (catalogs with record digests). */
+  refs: Map<string, EntityRefs>;
+  digests: Map<string, string>;
+  /** How many entities were read (the others' records were the ones the memory kept). */
+  read: number;
 }> {
   const own = new Map<string, EntityPrints>();
   const reads = new Map<string, { entities: string[]; names: string[] }>();
+  const refs = new Map<string, EntityRefs>();
+  const digests = new Map<string, string>();
   const stats = emptyStats();
   const fresh: Record<string, [string, StatsVector]> = {};
   const vectors: Record<string, StatsVector> = {};
-  for (let i = 0; i < ids.length; i += SCAN_CHUNK) {
-    const { entities, invalid } = await catalog.getEntities(ids.slice(i, i + SCAN_CHUNK));
-    const fps = await ownPrints(catalog, entities);
-    for (const e of entities as CatalogEntity[]) {
+  // An entity whose record is byte for byte the one the memory kept its prints, figures and references with is not
+  // read again: its references are resolved in the catalog as it is now (a table created since may answer a name).
+  const stored =
+    catalog.recordDigests && Object.keys(remembered).length > 0 ? await catalog.recordDigests(ids) : undefined;
+  const toRead: string[] = [];
+  for (const id of ids) {
+    const m = remembered[id];
+    const d = stored?.get(id);
+    if (
+      d !== undefined &&
+      withStats &&
+      isRecordPrints(m?.rec) &&
+      m.rec[0] === d &&
+      m.o === m.rec[1] &&
+      isStatsVector(m.st)
+    ) {
+      const [, o, pii, evidence, up, sql, fk] = m.rec;
+      own.set(id, { own: o, pii, evidence });
+      refs.set(id, { up, sql, fk });
+      reads.set(id, readsFrom(id, { up, sql, fk }, ctx));
+      digests.set(id, d);
+      addVector(stats, (vectors[id] = m.st));
+    } else toRead.push(id);
+  }
+  for (let i = 0; i < toRead.length; i += SCAN_CHUNK) {
+    const read = await catalog.getEntities(toRead.slice(i, i + SCAN_CHUNK), { digests: true });
+    const fps = await ownPrints(catalog, read.entities);
+    for (const e of read.entities as CatalogEntity[]) {
       const p = fps.get(e.id)!;
       const fp = p.own;
+      const r = refsOf(e);
       own.set(e.id, p);
-      reads.set(e.id, readsOf(e, ctx));
+      refs.set(e.id, r);
+      reads.set(e.id, readsFrom(e.id, r, ctx));
+      const d = read.digests?.get(e.id);
+      if (d !== undefined) digests.set(e.id, d);
       if (!withStats) continue;
       const m = remembered[e.id];
       if (m?.o === fp && isStatsVector(m.st)) addVector(stats, (vectors[e.id] = m.st));
@@ -279,23 +338,26 @@ export async function scanCatalog(
         fresh[e.id] = [fp, v];
       }
     }
-    for (const bad of invalid) own.set(bad.id, { own: 'invalid', pii: 'invalid', evidence: 'invalid' });
+    for (const bad of read.invalid) own.set(bad.id, { own: 'invalid', pii: 'invalid', evidence: 'invalid' });
   }
   const prints = effectiveFingerprints(own, reads);
   const fingerprints = new Map<string, string>();
   for (const [id, p] of prints) fingerprints.set(id, p.fp);
-  return { fingerprints, prints, stats, fresh, own, reads, vectors };
+  return { fingerprints, prints, stats, fresh, own, reads, vectors, refs, digests, read: toRead.length };
 }
 
 const NO_READS = { entities: [], names: [] };
 
 /** Own prints and reads as the ledger keeps them, for a later pass's detection to start from. */
-function keptPrints(
-  own: ReadonlyMap<string, EntityPrints>,
-  reads: ReadonlyMap<string, { entities: string[]; names: string[] }>,
-): Record<string, KeptPrints> {
+function keptPrints(scan: {
+  own: ReadonlyMap<string, EntityPrints>;
+  reads: ReadonlyMap<string, { entities: string[]; names: string[] }>;
+  refs: ReadonlyMap<string, EntityRefs>;
+  digests: ReadonlyMap<string, string>;
+}): Record<string, KeptPrints> {
   const kept: Record<string, KeptPrints> = {};
-  for (const [id, p] of own) kept[id] = keep(p, reads.get(id) ?? NO_READS);
+  for (const [id, p] of scan.own)
+    kept[id] = keep(p, scan.reads.get(id) ?? NO_READS, scan.refs.get(id), scan.digests.get(id));
   return kept;
 }
 
@@ -306,10 +368,8 @@ function keptPrints(
  * earlier version): the catalog is scanned then.
  */
 async function printsAfterWrites(ledger: SweepLedger): Promise<Map<string, EffectivePrints> | undefined> {
-  const scan = await ledger.doc<Record<string, KeptPrints>>(scanPrintsDocName);
+  const scan = await keptAfterWrites(ledger);
   if (!scan) return undefined;
-  for (const n of (await ledger.pageNumbers()).sort((a, b) => a - b))
-    Object.assign(scan, (await ledger.doc<Record<string, KeptPrints>>(pagePrintsDocName(n))) ?? {});
   const own = new Map<string, EntityPrints>();
   const reads = new Map<string, { entities: string[]; names: string[] }>();
   for (const [id, [o, pii, evidence, entities, names]] of Object.entries(scan)) {
@@ -317,6 +377,15 @@ async function printsAfterWrites(ledger: SweepLedger): Promise<Map<string, Effec
     reads.set(id, { entities, names });
   }
   return effectiveFingerprints(own, reads);
+}
+
+/** The first pass's kept prints with each page's entities as its last write left them laid over (printsAfterWrites). */
+async function keptAfterWrites(ledger: SweepLedger): Promise<Record<string, KeptPrints> | undefined> {
+  const scan = await ledger.doc<Record<string, KeptPrints>>(scanPrintsDocName);
+  if (!scan) return undefined;
+  for (const n of (await ledger.pageNumbers()).sort((a, b) => a - b))
+    Object.assign(scan, (await ledger.doc<Record<string, KeptPrints>>(pagePrintsDocName(n))) ?? {});
+  return scan;
 }
 
 /** Load a catalog's memory; a store that cannot read it yields `untrusted`, never an error. */
@@ -498,13 +567,8 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       );
       // Figures remembered under the same judgment key were counted by the same code (catalog-stats is judgment).
       const remembered = memory.status === 'ok' && memory.doc.judgmentKey === jk ? memory.doc.entities : {};
-      const { fingerprints, prints, stats, fresh, own, reads, vectors } = await scanCatalog(
-        catalog,
-        ids,
-        ctx,
-        true,
-        remembered,
-      );
+      const scan = await scanCatalog(catalog, ids, ctx, true, remembered);
+      const { fingerprints, prints, stats, fresh, vectors } = scan;
       await ledger.writeDoc(statsBeforeDocName, stats);
       await ledger.writeDoc(scanStatsDocName, fresh);
       const { toJudge, ...doc } = classify(ids, fingerprints, memory, {
@@ -517,7 +581,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       // nothing is written and no later pass runs (night after night on an unchanged catalog).
       if (toJudge.length > 0) {
         await ledger.writeDoc(fingerprintsDocName(0), packAll(prints));
-        await ledger.writeDoc(scanPrintsDocName, keptPrints(own, reads));
+        await ledger.writeDoc(scanPrintsDocName, keptPrints(scan));
         await ledger.writeDoc(figuresBeforeDocName, vectors);
       }
       await ledger.writeSelection(toJudge);
@@ -659,6 +723,15 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         const f = figures[id];
         if (f) [e.o, e.st] = f;
       }
+      // With each entity's own fingerprint, what it was computed from (catalogs with record digests): while the record
+      // stays byte for byte the same, the next sweep need not read it. Only prints of the same state as `o` count.
+      const kept = await keptAfterWrites(ledger);
+      const recordOf = (id: string, o: string | undefined) =>
+        o !== undefined && kept?.[id]?.[0] === o ? recordPrintsOf(kept[id]) : undefined;
+      for (const [id, e] of Object.entries(entries)) {
+        const rec = recordOf(id, e.o);
+        if (rec) e.rec = rec;
+      }
       // People's rejections stay remembered while the entity is judged again (they were not proposed again).
       const deletes = inc.failSafe ? [] : inc.goneIds;
       const figured = Object.keys(figures).length > 0;
@@ -675,12 +748,27 @@ export function createIncrementalActivities(deps: ActivityDeps) {
             );
             if (kept.length) e.d = [...kept, ...(e.d ?? [])].slice(-MEMORY_DECISIONS_PER_ENTITY);
             // Not counted afresh: the entity is as the memory counted it.
-            if (e.st === undefined && was?.o !== undefined && was.st !== undefined) [e.o, e.st] = [was.o, was.st];
+            if (e.st === undefined && was?.o !== undefined && was.st !== undefined) {
+              [e.o, e.st] = [was.o, was.st];
+              const rec = recordOf(id, e.o) ?? was.rec;
+              if (rec) e.rec = rec;
+            }
           }
           // Carried over but counted afresh (the memory had no figures for it yet): only the figures change.
           for (const [id, f] of Object.entries(figures)) {
             const was = old.doc.entities[id];
-            if (!entries[id] && was) entries[id] = { ...was, o: f[0], st: f[1] };
+            if (!entries[id] && was) {
+              const rec = recordOf(id, f[0]);
+              entries[id] = { ...was, o: f[0], st: f[1], ...(rec ? { rec } : {}) };
+            }
+          }
+          // Carried over as counted, its record read this time without a digest the memory has: the digest is kept
+          // now (a memory written by an earlier version, or a record whose text changed and not what it says).
+          for (const id of Object.keys(kept ?? {})) {
+            const was = old.doc.entities[id];
+            if (entries[id] || !was) continue;
+            const rec = recordOf(id, was.o);
+            if (rec && (!isRecordPrints(was.rec) || was.rec[0] !== rec[0])) entries[id] = { ...was, rec };
           }
         }
       }

@@ -9,11 +9,13 @@ export type { JudgmentSettings };
 
 /**
  * The code whose change changes a decision: the rules (judgment/), the model prompts and the code that turns
- * answers into proposals and verdicts, and the wiring that feeds them evidence. Relative to the package root;
- * the same layout holds in the sources and in dist/.
+ * answers into proposals and verdicts, and the wiring that feeds them evidence; and the schema that makes an entity
+ * of a record (the memory keeps what judgment computed of a record with the record's digest). Relative to the
+ * package root; the same layout holds in the sources and in dist/.
  */
 const RULE_SOURCES = [
   'judgment',
+  'domain/catalog',
   'llm/prompts',
   'activities/model',
   'activities/agent-activities',

@@ -50,17 +50,18 @@ export function createWriteActivities(deps: ActivityDeps) {
     const ledger = ledgerFor(input.ledgerKey);
     const { meta, catalog } = await catalogOf(ledger);
     const recordAfter = async () => {
-      const { entities } = await catalog.getEntities(input.ids ?? (await ledger.pageIds(input.pageIndex)));
+      const ids = input.ids ?? (await ledger.pageIds(input.pageIndex));
       // An incremental sweep's memory keeps each entity's figures as the write left them (entity-stats-after-<page>);
       // the page's are their sum, so each entity is counted once.
       if (await ledger.doc(incrementalDocName)) {
-        const { figures, prints } = await entityStateOf(catalog, entities, await catalogContext(catalog));
+        const { entities, digests } = await catalog.getEntities(ids, { digests: true });
+        const { figures, prints } = await entityStateOf(catalog, entities, await catalogContext(catalog), digests);
         const sum = emptyStats();
         for (const [, v] of Object.values(figures)) addVector(sum, v);
         await ledger.writeStats(input.pageIndex, 'after', sum);
         await ledger.writeDoc(pageStatsDocName(input.pageIndex), figures);
         await ledger.writeDoc(pagePrintsDocName(input.pageIndex), prints);
-      } else await ledger.writeStats(input.pageIndex, 'after', catalogStats(entities));
+      } else await ledger.writeStats(input.pageIndex, 'after', catalogStats((await catalog.getEntities(ids)).entities));
     };
     const done = await ledger.writes(input.pageIndex, round);
     // A page that wrote nothing keeps its figures from before (the report reads those when 'after' is missing):

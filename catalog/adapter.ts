@@ -83,8 +83,14 @@ export interface CatalogAdapter {
   readonly identity: CatalogIdentity;
   /** The catalog's name and every entity id, in a stable order (pages are slices of it). */
   snapshot(): Promise<CatalogSnapshot>;
-  /** Entities by id; records that fail validation come back as `invalid`, never as an error. */
-  getEntities(ids: string[]): Promise<{ entities: CatalogEntity[]; invalid: InvalidEntity[] }>;
+  /**
+   * Entities by id; records that fail validation come back as `invalid`, never as an error. With `digests`, a
+   * catalog that has recordDigests also gives each entity's, of the very record it was read from.
+   */
+  getEntities(
+    ids: string[],
+    opts?: { digests?: boolean },
+  ): Promise<{ entities: CatalogEntity[]; invalid: InvalidEntity[]; digests?: Map<string, string> }>;
   /**
    * Write a batch. Never overwrites a person's text unless `overwriteHumanText`. `beforeCommit` runs after the
    * outcomes are known and before any change becomes visible in the catalog (the write-ahead point): if it
@@ -105,6 +111,12 @@ export interface CatalogAdapter {
    * per entity). Absent: ARGUS digests the entity as read.
    */
   fingerprints?(ids: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * For catalogs whose entity is exactly what its stored record holds (the file catalog): a digest of each record's
+   * bytes as stored, so the same digest means the same entity. A sweep keeps what it computed of an entity with its
+   * record's digest and does not read it again while the digest stays. Absent: every entity is read on every sweep.
+   */
+  recordDigests?(ids: readonly string[]): Promise<Map<string, string>>;
   /** Take recorded writes back, newest first as given; a value changed since is left alone (`conflict`). */
   revertRepairs(batch: RevertRequest[]): Promise<RevertOutcome[]>;
   /**

@@ -142,27 +142,43 @@ const entityValue = (k: string, v: unknown): Written =>
       : scalar(v);
 
 /**
+ * What an entity names of the rest of the catalog, as its record says it: its recorded upstream ids, the tables its
+ * SQL reads and the tables its foreign keys point at. What those names resolve to depends on the catalog around it
+ * (readsFrom), so a sweep may keep these with an unchanged record and resolve them again.
+ */
+export interface EntityRefs {
+  up: string[];
+  sql: string[];
+  fk: string[];
+}
+
+export function refsOf(e: CatalogEntity): EntityRefs {
+  const fk: string[] = [];
+  for (const c of e.columns) if (c.foreign_key) fk.push(c.foreign_key.split('.').slice(0, -1).join('.'));
+  return { up: [...e.upstream], sql: e.sql ? tablesReadBySql(e.sql) : [], fk };
+}
+
+/**
  * What an entity's evidence reads of the rest of the catalog: the entities its lineage and SQL name (their
  * records feed inherited and derived descriptions and the lineage check) and, for names that resolve to nothing,
  * the name itself (a table created later changes the lineage check); foreign keys only by whether they resolve.
  */
 export function readsOf(e: CatalogEntity, ctx: CatalogContext): { entities: string[]; names: string[] } {
+  return readsFrom(e.id, refsOf(e), ctx);
+}
+
+/** readsOf from an entity's references (refsOf), resolved in the catalog as it is now. */
+export function readsFrom(id: string, refs: EntityRefs, ctx: CatalogContext): { entities: string[]; names: string[] } {
   const entities = new Set<string>();
   const names = new Set<string>();
-  for (const u of e.upstream) (ctx.exists(u) ? entities : names).add(u);
-  if (e.sql) {
-    for (const t of tablesReadBySql(e.sql)) {
-      const id = ctx.resolve(t);
-      if (id !== undefined) entities.add(id);
-      else names.add(t);
-    }
+  for (const u of refs.up) (ctx.exists(u) ? entities : names).add(u);
+  for (const t of refs.sql) {
+    const to = ctx.resolve(t);
+    if (to !== undefined) entities.add(to);
+    else names.add(t);
   }
-  for (const c of e.columns) {
-    if (!c.foreign_key) continue;
-    const table = c.foreign_key.split('.').slice(0, -1).join('.');
-    names.add(`fk:${table}:${ctx.resolve(table) ?? ''}`);
-  }
-  entities.delete(e.id);
+  for (const table of refs.fk) names.add(`fk:${table}:${ctx.resolve(table) ?? ''}`);
+  entities.delete(id);
   return { entities: [...entities].sort(), names: [...names].sort() };
 }
 

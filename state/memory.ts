@@ -10,6 +10,20 @@ export const MEMORY_DECISIONS_PER_ENTITY = 200;
 export type RememberedDecision = [proposalId: string, decision: 'approved' | 'rejected', stage: string];
 
 /** What ARGUS remembers of one entity: the fingerprint its decisions rest on, whether they are all final. */
+/** MemoryEntry.rec: the record's digest, the entity's own, PII and evidence prints, its upstream, SQL tables, foreign-key tables. */
+export type RecordPrints = [string, string, string, string, string[], string[], string[]];
+
+/** Whether `v` is a RecordPrints this version reads (memory written by another may hold anything). */
+export function isRecordPrints(v: unknown): v is RecordPrints {
+  const strings = (x: unknown) => Array.isArray(x) && x.every((y) => typeof y === 'string');
+  return (
+    Array.isArray(v) &&
+    v.length === 7 &&
+    v.slice(0, 4).every((x) => typeof x === 'string' && x !== '') &&
+    v.slice(4).every(strings)
+  );
+}
+
 export interface MemoryEntry {
   fp: string;
   /**
@@ -26,6 +40,12 @@ export interface MemoryEntry {
   /** The entity's own fingerprint (without what it reads) when `st` was counted, and its figures then. */
   o?: string;
   st?: StatsVector;
+  /**
+   * For catalogs with record digests (CatalogAdapter.recordDigests): the record's digest, the entity's own, PII and
+   * evidence prints, and what its record names (EntityRefs: upstream, SQL, foreign keys), all of that record. While
+   * the digest stays (and `o` is that own print), a sweep takes these instead of reading the entity again.
+   */
+  rec?: RecordPrints;
   d?: RememberedDecision[];
 }
 

@@ -26,8 +26,12 @@ export class FileCatalogAdapter implements CatalogAdapter {
     return this.store.snapshot();
   }
 
-  getEntities(ids: string[]) {
-    return this.store.getEntities(ids);
+  getEntities(ids: string[], opts?: { digests?: boolean }) {
+    return this.store.getEntities(ids, opts);
+  }
+
+  recordDigests(ids: readonly string[]) {
+    return this.store.recordDigests(ids);
   }
 
   applyRepairs(

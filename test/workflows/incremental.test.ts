@@ -17,6 +17,7 @@ import { countedAfresh, judgedByPass, scopesByPass } from '../support/incrementa
 import { fileStateStore } from '../../state/file/store';
 import { FileCatalogAdapter } from '../../catalog/file/adapter';
 import { catalogContext } from '../../activities/catalog-access';
+import { memoryKeyOf } from '../../state/memory';
 import { fingerprintsDocName, scanCatalog } from '../../activities/incremental-activities';
 
 // Memory across sweeps on the file catalog, on a real dev server (and, for model mode, a loopback provider).
@@ -146,6 +147,28 @@ describe('rules and the mechanical gate', () => {
     const store = fileStateStore(w.tw.stateDir);
     expect(await countedAfresh(store, night1.sweepId)).toHaveLength(69);
     expect(await countedAfresh(store, night2.sweepId)).toEqual([]);
+  });
+
+  test("the memory keeps each entity's prints with its record's digest, as the sweep left the file", async () => {
+    const store = fileStateStore(w.tw.stateDir);
+    const catalog = new FileCatalogAdapter(file);
+    const read = await store.memory.load(memoryKeyOf(store, catalog.identity, readCatalog(file).name));
+    expect(read.status).toBe('ok');
+    const entries = read.status === 'ok' ? read.doc.entities : {};
+    const ids = (await catalog.snapshot()).ids;
+    const digests = await catalog.recordDigests(ids);
+    const scan = await scanCatalog(catalog, ids, await catalogContext(catalog), true);
+    for (const id of ids) {
+      const rec = entries[id]?.rec;
+      // The record as it is now (night 1 wrote on most), and the prints a scan reading it finds.
+      expect({ id, digest: rec?.[0] }).toEqual({ id, digest: digests.get(id) });
+      expect(rec?.slice(1, 4)).toEqual([scan.own.get(id)!.own, scan.own.get(id)!.pii, scan.own.get(id)!.evidence]);
+      expect(entries[id]!.o).toBe(rec?.[1]);
+    }
+    // So a scan with that memory reads no record at all, and finds the same.
+    const skipping = await scanCatalog(catalog, ids, await catalogContext(catalog), true, entries);
+    expect(skipping.read).toBe(0);
+    expect(Object.fromEntries(skipping.prints)).toEqual(Object.fromEntries(scan.prints));
   });
 
   test('a full sweep judges everything again and still writes nothing new', async () => {
