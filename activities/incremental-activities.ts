@@ -303,18 +303,17 @@ export async function scanCatalog(
     const d = stored?.get(id);
     if (
       d !== undefined &&
-      withStats &&
       isRecordPrints(m?.rec) &&
       m.rec[0] === d &&
       m.o === m.rec[1] &&
-      isStatsVector(m.st)
+      (!withStats || isStatsVector(m.st))
     ) {
       const [, o, pii, evidence, up, sql, fk] = m.rec;
       own.set(id, { own: o, pii, evidence });
       refs.set(id, { up, sql, fk });
       reads.set(id, readsFrom(id, { up, sql, fk }, ctx));
       digests.set(id, d);
-      addVector(stats, (vectors[id] = m.st));
+      if (withStats) addVector(stats, (vectors[id] = m.st!));
     } else toRead.push(id);
   }
   for (let i = 0; i < toRead.length; i += SCAN_CHUNK) {
@@ -472,10 +471,13 @@ export async function previewChanges(
 ): Promise<ReturnType<typeof classify>> {
   const ctx = await catalogContext(catalog);
   const ids = (await catalog.snapshot()).ids;
-  const { fingerprints } = await scanCatalog(catalog, ids, ctx, false);
   const memory = await loadMemory(store, memoryKeyOf(store, catalog.identity, catalogName));
+  const jk = judgmentKey(opts.judgment);
+  // As the sweep does: a record the memory kept (under this judgment key) byte for byte is not read again.
+  const remembered = memory.status === 'ok' && memory.doc.judgmentKey === jk ? memory.doc.entities : {};
+  const { fingerprints } = await scanCatalog(catalog, ids, ctx, false, remembered);
   return classify(ids, fingerprints, memory, {
-    judgmentKey: judgmentKey(opts.judgment),
+    judgmentKey: jk,
     incremental: opts.incremental,
     goneLimit: opts.goneLimit,
     ...(catalog.identity.scope !== undefined ? { scope: catalog.identity.scope } : {}),

@@ -106,6 +106,10 @@ describe('the first scan with record digests remembered', () => {
     expect(Object.fromEntries(skipping.reads)).toEqual(Object.fromEntries(full.reads));
     expect(skipping.vectors).toEqual(full.vectors);
     expect(skipping.stats).toEqual(full.stats);
+    // The plan (argus sweep plan) scans without figures, and skips the same records.
+    const planning = await scanCatalog(catalog, ids, ctx, false, remembered);
+    expect(planning.read).toBe(1);
+    expect([...planning.fingerprints].sort()).toEqual([...full.fingerprints].sort());
     for (const id of readers) {
       expect(skipping.reads.get(id)!.names).toContain(removed.id);
       expect(skipping.fingerprints.get(id)).not.toBe(remembered[id]!.fp);
