@@ -150,12 +150,13 @@ function readText(fd: number, start: number, end: number, file: string): string 
   return readBytes(fd, start, end, file).toString('utf8');
 }
 
-/** Largest run of adjacent records read at once while digesting records. */
+/** Largest run of the file read at once while digesting records. */
 const DIGEST_RUN_BYTES = 4 << 20;
 
 /**
- * The digest of each record's bytes (sha1, 64 bits as hex) as `p` places them, read through `p.fd` in runs of adjacent
- * records rather than one read each. Synchronous: the bytes are the ones `p` describes.
+ * The digest of each record's bytes (sha1, 64 bits as hex) as `p` places them, read through `p.fd` in runs of at most
+ * DIGEST_RUN_BYTES from one record asked for to the last one that fits (what lies between is read too: a page's
+ * records are neighbours in the file) rather than one read each. Synchronous: the bytes are the ones `p` describes.
  */
 function digestRecords(p: Parsed, idxs: readonly number[]): Map<number, string> {
   const out = new Map<number, string>();
