@@ -9,7 +9,6 @@ export const MEMORY_DECISIONS_PER_ENTITY = 200;
 /** A remembered decision: proposal id, outcome, the stage that decided it (gate, model, human). */
 export type RememberedDecision = [proposalId: string, decision: 'approved' | 'rejected', stage: string];
 
-/** What ARGUS remembers of one entity: the fingerprint its decisions rest on, whether they are all final. */
 /** MemoryEntry.rec: the record's digest, the entity's own, PII and evidence prints, its upstream, SQL tables, foreign-key tables. */
 export type RecordPrints = [string, string, string, string, string[], string[], string[]];
 
@@ -24,6 +23,7 @@ export function isRecordPrints(v: unknown): v is RecordPrints {
   );
 }
 
+/** What ARGUS remembers of one entity: the fingerprint its decisions rest on, whether they are all final. */
 export interface MemoryEntry {
   fp: string;
   /**
