@@ -102,7 +102,7 @@ const keep = (
   return out;
 };
 
-/** What the memory keeps of an entity's record (MemoryEntry.rec), from what the ledger kept; undefined without a digest. */
+/** What the memory keeps of an entity's record (MemoryEntry.rec), from what the ledger kept; none without a digest. */
 function recordPrintsOf(k: KeptPrints | undefined): RecordPrints | undefined {
   const digest = k?.[5];
   if (!k || digest === undefined) return undefined;

@@ -9,7 +9,10 @@ export const MEMORY_DECISIONS_PER_ENTITY = 200;
 /** A remembered decision: proposal id, outcome, the stage that decided it (gate, model, human). */
 export type RememberedDecision = [proposalId: string, decision: 'approved' | 'rejected', stage: string];
 
-/** MemoryEntry.rec: the record's digest, the entity's own, PII and evidence prints, its upstream, SQL tables, foreign-key tables. */
+/**
+ * MemoryEntry.rec: the record's digest; the entity's own, PII and evidence prints; its upstream, SQL tables and
+ * foreign-key tables.
+ */
 export type RecordPrints = [string, string, string, string, string[], string[], string[]];
 
 /** Whether `v` is a RecordPrints this version reads (memory written by another may hold anything). */
