@@ -159,15 +159,11 @@ export function refsOf(e: CatalogEntity): EntityRefs {
 }
 
 /**
- * What an entity's evidence reads of the rest of the catalog: the entities its lineage and SQL name (their
- * records feed inherited and derived descriptions and the lineage check) and, for names that resolve to nothing,
- * the name itself (a table created later changes the lineage check); foreign keys only by whether they resolve.
+ * What an entity's evidence reads of the rest of the catalog, from its references (refsOf) resolved in the catalog
+ * as it is now: the entities its lineage and SQL name (their records feed inherited and derived descriptions and the
+ * lineage check) and, for names that resolve to nothing, the name itself (a table created later changes the lineage
+ * check); foreign keys only by whether they resolve.
  */
-export function readsOf(e: CatalogEntity, ctx: CatalogContext): { entities: string[]; names: string[] } {
-  return readsFrom(e.id, refsOf(e), ctx);
-}
-
-/** readsOf from an entity's references (refsOf), resolved in the catalog as it is now. */
 export function readsFrom(id: string, refs: EntityRefs, ctx: CatalogContext): { entities: string[]; names: string[] } {
   const entities = new Set<string>();
   const names = new Set<string>();

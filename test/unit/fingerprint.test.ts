@@ -6,7 +6,8 @@ import {
   entityPrints,
   knownEntityJson,
   evidenceView,
-  readsOf,
+  readsFrom,
+  refsOf,
   type EntityPrints,
 } from '../../judgment/fingerprint';
 import { rejudgeScope } from '../../activities/incremental-activities';
@@ -68,7 +69,7 @@ describe('entityPrints: the own fingerprint', () => {
   });
 });
 
-describe('readsOf', () => {
+describe('readsFrom', () => {
   const ctx = createCatalogContext(['raw.customers', 'raw.orders', 'staging.v']);
   test('names the entities lineage and SQL read, unresolved names and foreign keys by resolution', () => {
     const v = entity({
@@ -78,7 +79,7 @@ describe('readsOf', () => {
       sql: 'select * from raw.orders join raw.missing using (id)',
       columns: [{ name: 'customer_id', type: 'int', foreign_key: 'raw.customers.id' }],
     });
-    const r = readsOf(v, ctx);
+    const r = readsFrom(v.id, refsOf(v), ctx);
     expect(r.entities).toEqual(['raw.customers', 'raw.orders']);
     expect(r.names).toEqual(expect.arrayContaining(['raw.gone', 'raw.missing', 'fk:raw.customers:raw.customers']));
   });
