@@ -55,6 +55,8 @@ export interface IncrementalDoc {
   goneIds: string[];
   note?: string;
   failSafe?: string;
+  /** The catalog has record digests (the ledger's kept prints carry them, for the memory's `rec`). */
+  recordDigests?: boolean;
 }
 
 export const incrementalDocName = 'incremental';
@@ -309,9 +311,10 @@ export async function scanCatalog(
       (!withStats || isStatsVector(m.st))
     ) {
       const [, o, pii, evidence, up, sql, fk] = m.rec;
+      const r = { up, sql, fk };
       own.set(id, { own: o, pii, evidence });
-      refs.set(id, { up, sql, fk });
-      reads.set(id, readsFrom(id, { up, sql, fk }, ctx));
+      refs.set(id, r);
+      reads.set(id, readsFrom(id, r, ctx));
       digests.set(id, d);
       if (withStats) addVector(stats, (vectors[id] = m.st!));
     } else toRead.push(id);
@@ -618,6 +621,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         ...doc,
         memoryKey,
         ...(scope !== undefined ? { scope } : {}),
+        ...(catalog.recordDigests ? { recordDigests: true } : {}),
       } satisfies IncrementalDoc);
       return {
         toJudge: toJudge.length,
@@ -727,9 +731,9 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       }
       // With each entity's own fingerprint, what it was computed from (catalogs with record digests): while the record
       // stays byte for byte the same, the next sweep need not read it. Only prints of the same state as `o` count.
-      const kept = await keptAfterWrites(ledger);
+      const afterWrites = inc.recordDigests ? await keptAfterWrites(ledger) : undefined;
       const recordOf = (id: string, o: string | undefined) =>
-        o !== undefined && kept?.[id]?.[0] === o ? recordPrintsOf(kept[id]) : undefined;
+        o !== undefined && afterWrites?.[id]?.[0] === o ? recordPrintsOf(afterWrites[id]) : undefined;
       for (const [id, e] of Object.entries(entries)) {
         const rec = recordOf(id, e.o);
         if (rec) e.rec = rec;
@@ -766,7 +770,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
           }
           // Carried over as counted, its record read this time without a digest the memory has: the digest is kept
           // now (a memory written by an earlier version, or a record whose text changed and not what it says).
-          for (const id of Object.keys(kept ?? {})) {
+          for (const id of Object.keys(afterWrites ?? {})) {
             const was = old.doc.entities[id];
             if (entries[id] || !was) continue;
             const rec = recordOf(id, was.o);
