@@ -1,6 +1,6 @@
 // node --import tsx bench/loop.ts <catalog.json>: the sweep's agents, gate and writes in one plain loop over a
-// catalog file, written once at the end; prints {wallMs, cpuMs, written, entities} as JSON. npm run bench runs it
-// in a fresh process beside each sweep, as the yardstick its ratios are taken against.
+// catalog file, written once at the end; prints {wallMs, cpuMs, mainThreadCpuMs, written, entities} as JSON.
+// npm run bench runs it in a fresh process beside each sweep, as the yardstick its ratios are taken against.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { CatalogFile, type CatalogEntity } from '../domain/catalog';
 import { proposalId } from '../domain/digest';
@@ -8,10 +8,18 @@ import { NO_MODEL_AGENTS } from '../judgment/agents';
 import { createCatalogContext } from '../judgment/catalog-context';
 import { mechanicalReview } from '../judgment/gate/mechanical-gate';
 import { applyChange } from '../catalog/entity-repairs';
+import { mainThreadCpuMs } from './support';
 
 /** The same agents, gate and writes as a sweep, in one loop over the file, written once at the end. */
-export function inProcessLoop(file: string): { wallMs: number; cpuMs: number; written: number; entities: number } {
+export function inProcessLoop(file: string): {
+  wallMs: number;
+  cpuMs: number;
+  mainThreadCpuMs: number;
+  written: number;
+  entities: number;
+} {
   const cpu0 = process.cpuUsage();
+  const main0 = mainThreadCpuMs(process.pid);
   const t0 = performance.now();
   const cat = CatalogFile.parse(JSON.parse(readFileSync(file, 'utf8')));
   const ctx = createCatalogContext(cat.entities.map((e) => e.id));
@@ -38,7 +46,13 @@ export function inProcessLoop(file: string): { wallMs: number; cpuMs: number; wr
   writeFileSync(file, JSON.stringify(cat, null, 2));
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
-  return { wallMs, cpuMs: (cpu.user + cpu.system) / 1000, written, entities: cat.entities.length };
+  return {
+    wallMs,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    mainThreadCpuMs: mainThreadCpuMs(process.pid) - main0,
+    written,
+    entities: cat.entities.length,
+  };
 }
 
 if (require.main === module) {

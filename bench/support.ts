@@ -98,12 +98,25 @@ export function peakRssMb(pid: number): number {
   return m ? Math.round(Number(m[1]) / 1024) : NaN;
 }
 
-/** CPU time (user + system) a process has used so far, in milliseconds. */
-export function cpuMs(pid: number): number {
+/** User + system CPU time in a /proc stat file (a process's or one thread's), in milliseconds. */
+function statCpuMs(file: string): number {
   // Fields after the command name (which may hold spaces) start at the state, field 3; utime and stime are 14, 15.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const stat = readFileSync(file, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+}
+
+/** CPU time (user + system) a process has used so far, every thread, in milliseconds. */
+export function cpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/**
+ * CPU time of a process's main thread alone, in milliseconds: where Node runs a worker's activities (and the loop's
+ * judgment), beside V8's compiler and collector threads and the SDK's own.
+ */
+export function mainThreadCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/task/${pid}/stat`);
 }
 
 /**

@@ -13,7 +13,7 @@ import type { SweepReport } from '../domain/report';
 import { effectivePageSize } from '../domain/sweep';
 import { sweepHistoryStats } from '../client/history-stats';
 import { sweepTimeline } from './timeline';
-import { ROOT, startDevServer, startBenchWorker, killTree, peakRssMb, cpuMs } from './support';
+import { ROOT, startDevServer, startBenchWorker, killTree, peakRssMb, cpuMs, mainThreadCpuMs } from './support';
 import { startPostgres, type PgServer } from '../test/support/postgres';
 import { openPgStateStore } from '../state/postgres/store';
 
@@ -28,8 +28,11 @@ interface SizeResult {
   /** PostgreSQL store only: its rows and bytes (tables and indexes) per entity after the sweep. */
   postgres?: { rows: number; bytes: number; rowsPerEntity: number; bytesPerEntity: number };
   argus: { entitiesPerSecond: number; wallMs: number; written: number; executions: number };
-  /** The loop in a fresh process of its own; cpuMs: its CPU time, every thread (V8 compiles and collects on its own). */
-  inProcess: { entitiesPerSecond: number; wallMs: number; cpuMs: number; written: number };
+  /**
+   * The loop in a fresh process of its own; cpuMs: its CPU time, every thread (V8 compiles and collects on its own);
+   * mainThreadCpuMs: its main thread's alone.
+   */
+  inProcess: { entitiesPerSecond: number; wallMs: number; cpuMs: number; mainThreadCpuMs: number; written: number };
   ratio: number;
   /** The worker's CPU time over the loop's. */
   cpuRatio: number;
@@ -38,6 +41,11 @@ interface SizeResult {
   /** CPU time used during the sweep by the worker and by the dev server (2 cores: up to 2 × wallMs together). */
   workerCpuMs: number;
   serverCpuMs: number;
+  /**
+   * The workers' main threads' share of workerCpuMs: a worker runs every activity there, so one worker's sweep can
+   * take no less wall time than this (idle waits come on top).
+   */
+  workerMainThreadCpuMs: number;
   /** With --repeat N: every run's ARGUS entities/s (the figures above are the median run's). */
   runs?: number[];
 }
@@ -46,13 +54,19 @@ interface SizeResult {
  * The loop (bench/loop.ts) in a process of its own, started afresh for each run as the worker is: both begin with
  * cold code, and each one's CPU time is its whole process's.
  */
-function loopInItsOwnProcess(file: string): { wallMs: number; cpuMs: number; written: number; entities: number } {
+function loopInItsOwnProcess(file: string): {
+  wallMs: number;
+  cpuMs: number;
+  mainThreadCpuMs: number;
+  written: number;
+  entities: number;
+} {
   const out = execFileSync(
     process.execPath,
     [`--max-old-space-size=${WORKER_HEAP_MB}`, '--import', 'tsx', path.join(ROOT, 'bench', 'loop.ts'), file],
     { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 },
   );
-  return JSON.parse(out) as { wallMs: number; cpuMs: number; written: number; entities: number };
+  return JSON.parse(out) as ReturnType<typeof loopInItsOwnProcess>;
 }
 
 async function main(): Promise<void> {
@@ -138,7 +152,8 @@ async function main(): Promise<void> {
             say(`bench: sweeping ${size} (${loop.entities} entities), ${state} store, ${workers} worker(s)…`);
             const id = `sweep/bench-${size}/${Date.now()}`;
             const workersCpu = () => fleet.reduce((n, w) => n + cpuMs(w.pid!), 0);
-            const cpu0 = { worker: workersCpu(), server: cpuMs(server.pid) };
+            const workersMain = () => fleet.reduce((n, w) => n + mainThreadCpuMs(w.pid!), 0);
+            const cpu0 = { worker: workersCpu(), main: workersMain(), server: cpuMs(server.pid) };
             const t0 = performance.now();
             const h = await client.workflow.start('sweepWorkflow', {
               taskQueue,
@@ -150,6 +165,7 @@ async function main(): Promise<void> {
             const report = (await h.result()) as SweepReport;
             const wallMs = performance.now() - t0;
             const workerCpu = workersCpu() - cpu0.worker;
+            const workerMain = workersMain() - cpu0.main;
             const serverCpu = cpuMs(server.pid) - cpu0.server;
             const rss = Math.max(...fleet.map((w) => peakRssMb(w.pid!)));
             for (const w of fleet) await killTree(w);
@@ -204,6 +220,7 @@ async function main(): Promise<void> {
                 entitiesPerSecond: eps(loop.entities, loop.wallMs),
                 wallMs: Math.round(loop.wallMs),
                 cpuMs: Math.round(loop.cpuMs),
+                mainThreadCpuMs: Math.round(loop.mainThreadCpuMs),
                 written: loop.written,
               },
               ratio: Math.round((eps(loop.entities, loop.wallMs) / eps(report.entities.requested, wallMs)) * 100) / 100,
@@ -212,6 +229,7 @@ async function main(): Promise<void> {
               workerPeakRssMb: rss,
               workerCpuMs: Math.round(workerCpu),
               serverCpuMs: Math.round(serverCpu),
+              workerMainThreadCpuMs: Math.round(workerMain),
             });
             // A 10,000-entity run leaves ~200 MB (catalog copies, ledger, audit log, report).
             if (!process.env.ARGUS_BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
@@ -252,7 +270,7 @@ async function main(): Promise<void> {
   else {
     for (const [k, r] of Object.entries(results)) {
       process.stdout.write(
-        `${k.padEnd(keyed ? 20 : 6)} ${String(r.entities).padStart(6)} entities  ARGUS ${String(r.argus.entitiesPerSecond).padStart(8)}/s  loop ${String(r.inProcess.entitiesPerSecond).padStart(9)}/s  ratio ${r.ratio}x  max history ${r.maxHistoryEvents}  worker RSS ${r.workerPeakRssMb} MiB  CPU worker ${r.workerCpuMs} ms (loop ${r.inProcess.cpuMs} ms: ${r.cpuRatio}x), server ${r.serverCpuMs} ms${r.postgres ? `  PostgreSQL ${r.postgres.rowsPerEntity} rows, ${r.postgres.bytesPerEntity} B per entity` : ''}${r.runs ? `  (median of runs: ${r.runs.join(', ')})` : ''}\n`,
+        `${k.padEnd(keyed ? 20 : 6)} ${String(r.entities).padStart(6)} entities  ARGUS ${String(r.argus.entitiesPerSecond).padStart(8)}/s  loop ${String(r.inProcess.entitiesPerSecond).padStart(9)}/s  ratio ${r.ratio}x  max history ${r.maxHistoryEvents}  worker RSS ${r.workerPeakRssMb} MiB  CPU worker ${r.workerCpuMs} ms (loop ${r.inProcess.cpuMs} ms: ${r.cpuRatio}x), main threads ${r.workerMainThreadCpuMs} ms (loop ${r.inProcess.mainThreadCpuMs} ms), server ${r.serverCpuMs} ms${r.postgres ? `  PostgreSQL ${r.postgres.rowsPerEntity} rows, ${r.postgres.bytesPerEntity} B per entity` : ''}${r.runs ? `  (median of runs: ${r.runs.join(', ')})` : ''}\n`,
       );
     }
   }
