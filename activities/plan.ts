@@ -164,7 +164,11 @@ export async function estimateNeeds(
             change: found.change,
             evidence: [],
           };
-          if (mechanicalReview(p, e, ctx, neighbours).decision !== 'rejected')
+          // A removal the gate approves is final: the model never reviews one.
+          if (
+            p.change.kind !== 'description_removal' &&
+            mechanicalReview(p, e, ctx, neighbours).decision !== 'rejected'
+          )
             passed.set(e.id, [...(passed.get(e.id) ?? []), p]);
         }
     const reviewed = entities.filter((e) => passed.has(e.id));

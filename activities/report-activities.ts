@@ -20,7 +20,7 @@ import { sweepContext, type ActivityDeps } from './sweep-context';
 
 function emptyKinds(): Record<ProposalChange['kind'], KindCounts> {
   const z = (): KindCounts => ({ proposed: 0, approved: 0, rejected: 0, not_reviewed: 0, written: 0 });
-  return { description: z(), pii_tag: z(), lineage_flag: z() };
+  return { description: z(), pii_tag: z(), lineage_flag: z(), description_removal: z() };
 }
 
 /** The sweep report, built from the ledger once every page is done. */

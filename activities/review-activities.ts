@@ -21,7 +21,8 @@ export function createReviewActivities(deps: ActivityDeps) {
   return {
     /**
      * The mechanical gate over a page's proposals. In mechanical mode its decision is final; in model mode
-     * its rejections are final and what it approves is handed to the model (returned as `passed`).
+     * its rejections and its description removals are final, and what else it approves is handed to the model
+     * (returned as `passed`).
      */
     async reviewPageMechanically(input: { ledgerKey: string; pageIndex: number; mode: ReviewMode }): Promise<{
       approved: number;
@@ -35,7 +36,11 @@ export function createReviewActivities(deps: ActivityDeps) {
       const { entities } = await catalog.getEntities([...new Set(proposals.map((p) => p.entityId))]);
       const byId = new Map(entities.map((e) => [e.id, e]));
       // Descriptions inherited or derived along lineage are checked against the entities they read.
-      const described = new Set(proposals.filter((p) => p.change.kind === 'description').map((p) => p.entityId));
+      const described = new Set(
+        proposals
+          .filter((p) => p.change.kind === 'description' || p.change.kind === 'description_removal')
+          .map((p) => p.entityId),
+      );
       const describing = entities.filter((e) => described.has(e.id));
       // The drafter's neighbours of the page when this worker ran it: its evidence is not computed again.
       const neighbours =
@@ -57,7 +62,9 @@ export function createReviewActivities(deps: ActivityDeps) {
         if (r.decision === 'rejected') {
           rejected++;
           outcomes.push({ proposalId: p.id, decision: 'rejected', reason: r.reason, reviewer: 'mechanical-gate' });
-        } else if (input.mode === 'mechanical') {
+        } else if (input.mode === 'mechanical' || p.change.kind === 'description_removal') {
+          // A removal takes back ARGUS's own text whose origin is gone: the gate's reading of the catalog decides
+          // it in both modes (a model has nothing to add to "the person's text is no longer there").
           approved++;
           outcomes.push({ proposalId: p.id, decision: 'approved', reason: r.reason, reviewer: 'mechanical-gate' });
         } else {

@@ -14,6 +14,14 @@ function hasText(s: string | undefined): s is string {
   return typeof s === 'string' && s.trim().length > 0;
 }
 
+/** The table or the column a description change is about (undefined: the column is gone). */
+function descriptionHolder(
+  entity: CatalogEntity,
+  change: { target: 'table' | 'column'; column?: string | undefined },
+): { description?: string; description_source?: 'human' | 'argus' } | undefined {
+  return change.target === 'table' ? entity : entity.columns.find((c) => c.name === change.column);
+}
+
 /**
  * Apply one approved change to an entity in place. Idempotent by content: a change already present is
  * reported as `already`, so a retried write after a crash applies nothing twice. Text without a recorded
@@ -41,6 +49,17 @@ export function applyChange(
       holder.description = change.text;
       holder.description_source = 'argus';
       return { status: 'written', before, after: { description: change.text, description_source: 'argus' } };
+    }
+    case 'description_removal': {
+      const holder = descriptionHolder(entity, change);
+      if (!holder) return { status: 'conflict', note: `column ${change.column ?? '?'} no longer exists` };
+      if (!hasText(holder.description)) return { status: 'already', note: 'description already removed' };
+      if (holder.description !== change.text || holder.description_source !== 'argus')
+        return { status: 'conflict', note: "the description is no longer ARGUS's text the removal was proposed for" };
+      const before = { description: holder.description, description_source: holder.description_source };
+      delete holder.description;
+      delete holder.description_source;
+      return { status: 'written', before, after: { description: null, description_source: null } };
     }
     case 'pii_tag': {
       const col = entity.columns.find((c) => c.name === change.column);
@@ -83,7 +102,8 @@ export function applyChange(
  */
 function currentValue(entity: CatalogEntity, change: ProposalChange): unknown {
   switch (change.kind) {
-    case 'description': {
+    case 'description':
+    case 'description_removal': {
       const holder = change.target === 'table' ? entity : entity.columns.find((c) => c.name === change.column);
       return (
         holder && { description: holder.description ?? null, description_source: holder.description_source ?? null }
@@ -110,8 +130,9 @@ export function revertChange(
   after: unknown,
 ): { ok: boolean; note: string } {
   switch (change.kind) {
-    case 'description': {
-      const holder = change.target === 'table' ? entity : entity.columns.find((c) => c.name === change.column);
+    case 'description':
+    case 'description_removal': {
+      const holder = descriptionHolder(entity, change);
       if (!holder) return { ok: false, note: 'target no longer exists' };
       const now = { description: holder.description ?? null, description_source: holder.description_source ?? null };
       if (stableJson(now) !== stableJson(after))

@@ -1,7 +1,7 @@
 import type { ReportProposal, SweepReport } from '../domain/report';
 import { TableReading } from '../domain/proposal';
 import {
-  KINDS,
+  reportKinds,
   KIND_LABEL,
   proposalTable,
   coverageRows,
@@ -66,11 +66,15 @@ function outcomesChart(r: SweepReport): string {
   const rowH = 34;
   const labelW = 120;
   const barW = 360;
-  const h = KINDS.length * rowH + 40;
-  const max = Math.max(1, ...KINDS.map((k) => r.byKind[k].approved + r.byKind[k].rejected + r.byKind[k].not_reviewed));
+  const kinds = reportKinds(r);
+  const h = kinds.length * rowH + 40;
+  const max = Math.max(
+    1,
+    ...kinds.map((k) => r.byKind[k]!.approved + r.byKind[k]!.rejected + r.byKind[k]!.not_reviewed),
+  );
   const parts: string[] = [];
-  KINDS.forEach((k, i) => {
-    const c = r.byKind[k];
+  kinds.forEach((k, i) => {
+    const c = r.byKind[k]!;
     const y = 10 + i * rowH;
     parts.push(`<text x="0" y="${y + 17}" class="lbl">${esc(KIND_LABEL[k])}</text>`);
     let x = labelW;
@@ -249,9 +253,9 @@ export function renderReportHtml(r: SweepReport, opts: { uiLink?: string } = {})
         .map((w) => `<li>${esc(w)}</li>`)
         .join('')}</ul></div>`
     : '<div class="banner complete"><strong>Complete</strong>: every requested entity was processed and reviewed.</div>';
-  const totals = KINDS.reduce(
+  const totals = reportKinds(r).reduce(
     (t, k) => {
-      const c = r.byKind[k];
+      const c = r.byKind[k]!;
       return [t[0]! + c.proposed, t[1]! + c.approved, t[2]! + c.rejected, t[3]! + c.not_reviewed, t[4]! + c.written];
     },
     [0, 0, 0, 0, 0],
@@ -273,8 +277,8 @@ export function renderReportHtml(r: SweepReport, opts: { uiLink?: string } = {})
     table(
       ['kind', 'proposed', 'approved', 'rejected', 'not reviewed', 'written'],
       [
-        ...KINDS.map((k) => {
-          const c = r.byKind[k];
+        ...reportKinds(r).map((k) => {
+          const c = r.byKind[k]!;
           return [KIND_LABEL[k], c.proposed, c.approved, c.rejected, c.not_reviewed, c.written];
         }),
         ['total', ...totals],

@@ -1,6 +1,6 @@
 import type { ReportProposal, SweepReport } from '../domain/report';
 import {
-  KINDS,
+  reportKinds,
   KIND_LABEL,
   proposalTable,
   coverageRows,
@@ -115,8 +115,8 @@ export function renderReportMarkdown(r: SweepReport, opts: { uiLink?: string } =
 
   out.push('## Outcomes by kind', '');
   const totals = { proposed: 0, approved: 0, rejected: 0, not_reviewed: 0, written: 0 };
-  const rows = KINDS.map((k) => {
-    const c = r.byKind[k];
+  const rows = reportKinds(r).map((k) => {
+    const c = r.byKind[k]!;
     for (const key of Object.keys(totals) as (keyof typeof totals)[]) totals[key] += c[key];
     return [KIND_LABEL[k], c.proposed, c.approved, c.rejected, c.not_reviewed, c.written];
   });

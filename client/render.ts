@@ -9,7 +9,13 @@ export const KIND_LABEL: Record<ProposalKind, string> = {
   description: 'descriptions',
   pii_tag: 'PII tags',
   lineage_flag: 'lineage flags',
+  description_removal: 'description removals',
 };
+
+/** The kinds a report counts, in report order: one from before a kind existed has no row for it. */
+export function reportKinds(r: Pick<SweepReport, 'byKind'>): ProposalKind[] {
+  return KINDS.filter((k) => r.byKind[k] !== undefined);
+}
 
 /** The before/after rows of the business outcome: description coverage and PII governance. */
 export function coverageRows(r: SweepReport): string[][] {
@@ -246,6 +252,8 @@ export function changeSummary(p: Pick<ReportProposal, 'entityId' | 'change'>): s
   switch (c.kind) {
     case 'description':
       return `describe ${c.target === 'column' ? `${p.entityId}.${c.column ?? '?'}` : p.entityId}: "${c.text}"`;
+    case 'description_removal':
+      return `remove ARGUS's description of ${c.target === 'column' ? `${p.entityId}.${c.column ?? '?'}` : p.entityId} (its origin's text is gone): "${c.text}"`;
     case 'pii_tag':
       return `tag ${p.entityId}.${c.column} as ${c.category} (${c.confidence.toFixed(2)})`;
     case 'lineage_flag':
@@ -309,8 +317,8 @@ export function renderReportText(r: SweepReport, opts: { uiLink?: string } = {})
   out.push(
     table([
       ['kind', 'proposed', 'approved', 'rejected', 'not reviewed', 'written'],
-      ...KINDS.map((k) => {
-        const c = r.byKind[k];
+      ...reportKinds(r).map((k) => {
+        const c = r.byKind[k]!;
         return [
           k,
           String(c.proposed),

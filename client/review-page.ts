@@ -20,6 +20,7 @@ const KIND_TITLE: Record<ProposalKind, string> = {
   description: 'Descriptions',
   pii_tag: 'PII tags',
   lineage_flag: 'Lineage flags',
+  description_removal: 'Description removals',
 };
 
 const READINGS: Record<string, string> = {
@@ -74,6 +75,8 @@ export function classOf(p: InboxProposal): string {
     }
     case 'description':
       return c?.kind === 'description' ? basisOfArgusText(c.text) : 'basis not known here';
+    case 'description_removal':
+      return "inherited text whose origin's text is gone";
     case 'lineage_flag':
       return c?.kind === 'lineage_flag'
         ? c.finding.replace('_', ' ')
@@ -185,6 +188,8 @@ function headline(p: InboxProposal): string {
   if (c?.kind === 'pii_tag') return `tag ${p.entityId}.${c.column} as ${c.category} (${c.confidence.toFixed(2)})`;
   if (c?.kind === 'description')
     return `describe ${c.target === 'table' ? p.entityId : `${p.entityId}.${c.column ?? '?'}`}`;
+  if (c?.kind === 'description_removal')
+    return `remove ARGUS's description of ${c.target === 'table' ? p.entityId : `${p.entityId}.${c.column ?? '?'}`}`;
   return p.summary;
 }
 
@@ -198,9 +203,11 @@ function proposalCard(p: InboxProposal, s: number, sweep: InboxSweep, open: bool
   const proposed =
     p.change?.kind === 'description'
       ? `<dt>Proposed text</dt><dd><q class="proposed-text">${esc(p.change.text)}</q></dd>`
-      : p.change?.kind === 'pii_tag'
-        ? `<dt>Proposed tag</dt><dd><code>${esc(p.change.category)}</code>, confidence ${p.change.confidence.toFixed(2)}: ${esc(p.change.explanation)}${reading ? ` <span class="reading">table reading: ${esc(reading)}</span>` : ''}</dd>`
-        : '';
+      : p.change?.kind === 'description_removal'
+        ? `<dt>Text to remove</dt><dd><q class="proposed-text">${esc(p.change.text)}</q></dd>`
+        : p.change?.kind === 'pii_tag'
+          ? `<dt>Proposed tag</dt><dd><code>${esc(p.change.category)}</code>, confidence ${p.change.confidence.toFixed(2)}: ${esc(p.change.explanation)}${reading ? ` <span class="reading">table reading: ${esc(reading)}</span>` : ''}</dd>`
+          : '';
   const pick = open
     ? `<input type="checkbox" name="pick.${s}" value="${esc(p.proposalId)}" id="pick-${s}-${esc(p.proposalId)}" aria-label="Select ${esc(p.proposalId)}">`
     : '';

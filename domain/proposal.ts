@@ -46,7 +46,24 @@ export const LineageFlagChange = z.object({
 });
 export type LineageFlagChange = z.infer<typeof LineageFlagChange>;
 
-export const ProposalChange = z.discriminatedUnion('kind', [DescriptionChange, PiiTagChange, LineageFlagChange]);
+/**
+ * Take back a description ARGUS wrote whose evidence is gone: an inherited text whose origin no longer holds the
+ * person's text it was copied from. `text` is ARGUS's text as it stands (the write removes only that very text).
+ */
+export const DescriptionRemovalChange = z.object({
+  kind: z.literal('description_removal'),
+  target: z.enum(['table', 'column']),
+  column: z.string().optional(),
+  text: z.string().min(1).max(2000),
+});
+export type DescriptionRemovalChange = z.infer<typeof DescriptionRemovalChange>;
+
+export const ProposalChange = z.discriminatedUnion('kind', [
+  DescriptionChange,
+  PiiTagChange,
+  LineageFlagChange,
+  DescriptionRemovalChange,
+]);
 export type ProposalChange = z.infer<typeof ProposalChange>;
 export type ProposalKind = ProposalChange['kind'];
 /** Every proposal kind, in the schema's order: read from the union itself, so a new kind appears everywhere. */

@@ -120,7 +120,10 @@ export interface SweepReport {
   partialReasons: string[];
   entities: { requested: number; processed: number; failed: number };
   outcomes: { approved: number; rejected: number; not_reviewed: number };
-  byKind: Record<ProposalChange['kind'], KindCounts>;
+  /** Per kind; a report from before description removals existed has no `description_removal`. */
+  byKind: Record<Exclude<ProposalChange['kind'], 'description_removal'>, KindCounts> & {
+    description_removal?: KindCounts;
+  };
   written: number;
   alreadyApplied: number;
   keptHumanText: number;

@@ -182,6 +182,7 @@ const AGENT: Record<ProposalChange['kind'], AgentName> = {
   description: 'description-drafter',
   pii_tag: 'pii-classifier',
   lineage_flag: 'lineage-checker',
+  description_removal: 'description-drafter',
 };
 
 /** The case's proposal as the Arbiter receives it. PII tags carry confidence 0.9 and a short explanation. */

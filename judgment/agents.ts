@@ -1,6 +1,6 @@
 import type { CatalogEntity } from '../domain/catalog';
 import type { AgentName, ProposalChange } from '../domain/proposal';
-import { draftDescriptions } from './description-drafter';
+import { draftDescriptions, draftRemovals } from './description-drafter';
 import { proposePiiTags } from './pii/classifier';
 import { checkLineage } from './lineage-checker';
 import type { CatalogContext } from './catalog-context';
@@ -16,8 +16,10 @@ export interface AgentProposal {
 export type AgentFn = (entity: CatalogEntity, ctx: CatalogContext, neighbours: Neighbours) => AgentProposal[];
 
 export const NO_MODEL_AGENTS: Record<AgentName, AgentFn> = {
-  'description-drafter': (e, ctx, neighbours) =>
-    draftDescriptions(e, ctx, neighbours).map((d) => ({ change: d.change, evidence: d.fact.evidence })),
+  'description-drafter': (e, ctx, neighbours) => [
+    ...draftDescriptions(e, ctx, neighbours).map((d) => ({ change: d.change, evidence: d.fact.evidence })),
+    ...draftRemovals(e, ctx, neighbours),
+  ],
   'pii-classifier': (e) =>
     proposePiiTags(e).map((c) => ({ change: c, evidence: [`column ${c.column} of ${e.id}`, c.explanation] })),
   'lineage-checker': (e, ctx) =>
@@ -35,6 +37,8 @@ export function summarize(entityId: string, c: ProposalChange): string {
   switch (c.kind) {
     case 'description':
       return `describe ${c.target === 'table' ? entityId : `${entityId}.${c.column ?? '?'}`}: "${c.text.slice(0, 160)}"`;
+    case 'description_removal':
+      return `remove ARGUS's description of ${c.target === 'table' ? entityId : `${entityId}.${c.column ?? '?'}`} (its origin's text is gone): "${c.text.slice(0, 120)}"`;
     case 'pii_tag':
       return `tag ${entityId}.${c.column} as ${c.category} (${c.confidence.toFixed(2)}): ${c.explanation.slice(0, 120)}`;
     case 'lineage_flag':

@@ -1,7 +1,13 @@
 import type { CatalogEntity } from '../domain/catalog';
-import type { DescriptionChange } from '../domain/proposal';
+import type { DescriptionChange, DescriptionRemovalChange } from '../domain/proposal';
 import type { CatalogContext } from './catalog-context';
-import { basisOfArgusText, descriptionFacts, type DescriptionFact, type Neighbours } from './description-evidence';
+import {
+  basisOfArgusText,
+  descriptionFacts,
+  inheritedOriginGone,
+  type DescriptionFact,
+  type Neighbours,
+} from './description-evidence';
 import { isRestatement } from './informative';
 
 /** A drafted description and what it rests on. */
@@ -59,5 +65,63 @@ export function outdated(
     fact !== undefined &&
     text !== fact.text &&
     basisOfArgusText(text) !== 'model'
+  );
+}
+
+/**
+ * ARGUS's inherited descriptions on the entity whose origin no longer holds the person's text they were copied
+ * from, and that no other evidence gives a text for (with one, the drafter replaces the text instead): each is
+ * proposed for removal, which takes back only that very text. Pure and deterministic.
+ */
+export function draftRemovals(
+  entity: CatalogEntity,
+  ctx: CatalogContext,
+  neighbours: Neighbours,
+): { change: DescriptionRemovalChange; evidence: string[] }[] {
+  const holders = [
+    {
+      holder: entity as { description?: string; description_source?: string },
+      column: undefined as string | undefined,
+    },
+    ...entity.columns.map((c) => ({ holder: c, column: c.name })),
+  ].filter(({ holder }) => holder.description_source === 'argus' && holder.description?.trim());
+  if (holders.length === 0) return [];
+  const facts = descriptionFacts(entity, ctx, neighbours);
+  const out: { change: DescriptionRemovalChange; evidence: string[] }[] = [];
+  for (const { holder, column } of holders) {
+    const fact = column === undefined ? facts.table : facts.columns.get(column);
+    if (!orphaned(holder, fact, column === undefined, ctx, neighbours)) continue;
+    out.push({
+      change: {
+        kind: 'description_removal',
+        target: column === undefined ? 'table' : 'column',
+        ...(column === undefined ? {} : { column }),
+        text: holder.description!,
+      },
+      evidence: [`inherited text whose origin no longer holds a person's description`],
+    });
+  }
+  return out;
+}
+
+/**
+ * ARGUS's inherited text that its evidence gives nothing for any more (no fact: not even a derivation or a foreign
+ * key to replace it with) and whose origin, read now, holds no person's text to inherit (inheritedOriginGone).
+ */
+export function orphaned(
+  holder: { description?: string; description_source?: string },
+  fact: DescriptionFact | undefined,
+  table: boolean,
+  ctx: CatalogContext,
+  neighbours: Neighbours,
+): boolean {
+  const text = holder.description;
+  return (
+    holder.description_source === 'argus' &&
+    text !== undefined &&
+    text.trim() !== '' &&
+    fact === undefined &&
+    basisOfArgusText(text) === 'inherited' &&
+    inheritedOriginGone(text, table, ctx, neighbours)
   );
 }

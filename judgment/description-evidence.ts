@@ -384,7 +384,44 @@ export function descriptionFacts(entity: CatalogEntity, ctx: CatalogContext, nei
 
 /** The sentence inheritedSentence and tableFact end an inherited text with (and an optional relationship). */
 const INHERITED_TAIL =
-  /\bInherited from `[^`]+`(?: through `[^`]+`(?:, `[^`]+`)*)?(?:, renamed from `[^`]+`|, cast to [^`]+?|, one row per row of it|, a filtered selection of its rows)?\.(?: References `[^`]+`\.)?$/u;
+  /\bInherited from `([^`]+)`(?: through `[^`]+`(?:, `[^`]+`)*)?(?:, renamed from `[^`]+`|, cast to [^`]+?|, one row per row of it|, a filtered selection of its rows)?\.(?: References `[^`]+`\.)?$/u;
+
+/**
+ * Whether ARGUS's inherited `text` (basisOfArgusText: 'inherited') on a table (`table`) or a column has lost what it
+ * was copied from: the origin its "Inherited from" sentence names is in the catalog and read, and no longer holds a
+ * person's text to inherit (its column is gone, or the text was removed or no longer says anything). An origin that
+ * is not in the catalog or was not read proves nothing, and neither does one that still holds text (the lineage
+ * may have moved): false.
+ */
+export function inheritedOriginGone(
+  text: string,
+  table: boolean,
+  ctx: CatalogContext,
+  neighbours: Neighbours,
+): boolean {
+  const named = INHERITED_TAIL.exec(text.trim())?.[1];
+  if (named === undefined) return false;
+  let upId: string | undefined;
+  let columnName: string | undefined;
+  if (table) upId = ctx.exists(named) ? named : undefined;
+  else
+    // `entity.column`, and ids hold dots too: the longest prefix that is an entity's id.
+    for (let i = named.lastIndexOf('.'); i > 0; i = named.lastIndexOf('.', i - 1))
+      if (ctx.exists(named.slice(0, i))) {
+        upId = named.slice(0, i);
+        columnName = named.slice(i + 1);
+        break;
+      }
+  const up = upId === undefined ? undefined : neighbours.get(upId);
+  if (up === undefined) return false;
+  const holder = columnName === undefined ? up : up.columns.find((c) => c.name === columnName);
+  if (holder === undefined) return true;
+  return !(
+    isHumanText(holder) &&
+    !isRestatement(holder.description!, up, columnName) &&
+    inheritableText(holder.description) !== undefined
+  );
+}
 
 /**
  * What kind of ARGUS-written text this is, by the forms this module writes: an inherited text ends with

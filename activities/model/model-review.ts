@@ -217,6 +217,14 @@ export function proposalForReview(id: string, c: ProposalChange): ProposalForRev
         ...(c.column ? { column: c.column } : {}),
         text: c.text,
       };
+    case 'description_removal':
+      return {
+        proposalId: id,
+        kind: c.kind,
+        target: c.target,
+        ...(c.column ? { column: c.column } : {}),
+        text: c.text,
+      };
     case 'pii_tag':
       return { proposalId: id, kind: c.kind, column: c.column, category: c.category };
     case 'lineage_flag':

@@ -169,14 +169,15 @@ export class DbtCatalogAdapter implements CatalogAdapter {
   private noteInFacts(f: DbtFingerprintFacts | undefined, r: RepairRequest): void {
     if (!f) return;
     const c = r.change;
-    if (c.kind === 'description' && c.target === 'table') {
-      f.description = c.text;
+    if ((c.kind === 'description' || c.kind === 'description_removal') && c.target === 'table') {
+      f.description = c.kind === 'description' ? c.text : '';
       return;
     }
-    if (c.kind !== 'description' && c.kind !== 'pii_tag') return;
-    const name = (c.kind === 'description' ? (c.column ?? '') : c.column).toLowerCase();
+    if (c.kind === 'lineage_flag') return;
+    const name = (c.kind === 'pii_tag' ? c.column : (c.column ?? '')).toLowerCase();
     const col = (f.columns[name] ??= columnFacts(undefined));
     if (c.kind === 'description') col.description = c.text;
+    else if (c.kind === 'description_removal') col.description = '';
     else {
       col.tags = [...new Set([...col.tags, this.ref.piiTag])].sort();
       col.meta = { ...col.meta, [this.ref.piiCategoryKey]: c.category };
@@ -312,7 +313,33 @@ export class DbtCatalogAdapter implements CatalogAdapter {
     let edit: YamlEditResult;
     let before: DbtBefore;
     let after: unknown;
-    if (c.kind === 'description') {
+    if (c.kind === 'description_removal') {
+      const column = c.target === 'table' ? undefined : c.column;
+      const holder = column === undefined ? e : e.columns.find((x) => x.name === column);
+      if (!holder)
+        return { outcome: { proposalId: id, status: 'conflict', note: `column ${column ?? '?'} no longer exists` } };
+      const docBlock = column === undefined ? loc.docBlocks.node : loc.docBlocks.columns.includes(column);
+      if (!holder.description?.trim()) {
+        if (r.landed) return { outcome: { proposalId: id, status: 'written', ...r.landed, landedEarlier: true } };
+        return { outcome: { proposalId: id, status: 'already', note: 'description already removed' } };
+      }
+      if (docBlock || holder.description !== c.text || holder.description_source !== 'argus')
+        return {
+          outcome: {
+            proposalId: id,
+            status: 'conflict',
+            note: "the description is no longer ARGUS's text the removal was proposed for",
+          },
+        };
+      // dbt reads an empty description as none: the key stays, so undo puts the text back where it was.
+      edit = setDescription(text, loc.yamlNode, column, '');
+      after = { description: null };
+      if (!edit.changed) {
+        if (r.landed) return { outcome: { proposalId: id, status: 'written', ...r.landed, landedEarlier: true } };
+        return { outcome: { proposalId: id, status: 'already', note: 'description already removed from the YAML' } };
+      }
+      before = { description: holder.description, file: loc.writePath, undo: edit.undo };
+    } else if (c.kind === 'description') {
       const column = c.target === 'table' ? undefined : c.column;
       const holder = column === undefined ? e : e.columns.find((x) => x.name === column);
       if (!holder)

@@ -404,7 +404,7 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
   }
 
   private async currentValue(c: PoolClient, rel: PgRelation, change: ProposalChange): Promise<unknown> {
-    if (change.kind === 'description')
+    if (change.kind === 'description' || change.kind === 'description_removal')
       return this.commentState(c, rel, change.target === 'table' ? '' : (change.column ?? ''));
     if (change.kind === 'pii_tag') {
       const row = (
@@ -510,6 +510,20 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
         await this.setComment(c, rel, column, change.text, id);
         return { proposalId: id, status: 'written', before: state, after, landedEarlier: false };
       }
+      case 'description_removal': {
+        const column = change.target === 'table' ? '' : (change.column ?? '');
+        const state = now as CommentState;
+        if (state.description === null) return { proposalId: id, status: 'already', note: 'comment already removed' };
+        if (state.description !== change.text || state.description_source !== 'argus')
+          return {
+            proposalId: id,
+            status: 'conflict',
+            note: "the comment is no longer ARGUS's text the removal was proposed for",
+          };
+        await this.setComment(c, rel, column, null, id);
+        const after: CommentState = { description: null, description_source: null };
+        return { proposalId: id, status: 'written', before: state, after, landedEarlier: false };
+      }
       case 'pii_tag': {
         const existing = now as { category: string; proposalId: string } | null;
         if (existing)
@@ -576,7 +590,7 @@ export class PostgresCatalogAdapter implements CatalogAdapter {
             });
             continue;
           }
-          if (w.change.kind === 'description') {
+          if (w.change.kind === 'description' || w.change.kind === 'description_removal') {
             const before = w.before as CommentState;
             const column = w.change.target === 'table' ? '' : (w.change.column ?? '');
             await this.setComment(c, rel, column, before.description, w.proposalId);

@@ -1,9 +1,10 @@
 import type { CatalogColumn, CatalogEntity } from '../../domain/catalog';
-import type { DescriptionChange } from '../../domain/proposal';
+import type { DescriptionChange, DescriptionRemovalChange } from '../../domain/proposal';
 import type { CatalogContext } from '../catalog-context';
 import { detectUnsupportedClaims } from '../claims/detect';
 import { descriptionFacts, type Neighbours } from '../description-evidence';
 import { isRestatement, isUninformative } from '../informative';
+import { orphaned } from '../description-drafter';
 import { approve, findColumn, q, reject, type GateVerdict } from './verdict';
 
 /**
@@ -62,5 +63,45 @@ export function reviewDescription(
   return approve(
     'description:grounded',
     `description of ${subject} claims nothing the schema and lineage do not support`,
+  );
+}
+
+/**
+ * A proposed removal of ARGUS's own description: approved only when the table or column holds exactly that text as
+ * ARGUS's, and the gate's own reading finds it orphaned (an inherited text whose origin, read now, holds no person's
+ * text, and no other evidence to replace it with). The one review that reads an existing description, and only to
+ * compare it with the proposal and to find the origin its "Inherited from" sentence names.
+ */
+export function reviewDescriptionRemoval(
+  change: DescriptionRemovalChange,
+  entity: CatalogEntity,
+  ctx: CatalogContext,
+  neighbours: Neighbours,
+): GateVerdict {
+  let column: CatalogColumn | undefined;
+  if (change.target === 'column') {
+    if (change.column === undefined) return reject('malformed-target', 'column description names no column');
+    column = findColumn(entity, change.column);
+    if (!column)
+      return reject('unknown-column', `cites column ${q(change.column)}, which ${q(entity.id)} does not have`);
+  } else if (change.column !== undefined) {
+    return reject('malformed-target', `table description also names column ${q(change.column)}`);
+  }
+  const subject = column ? `column ${q(column.name)}` : q(entity.id);
+  const holder: { description?: string; description_source?: string } = column ?? entity;
+  if (holder.description !== change.text || holder.description_source !== 'argus')
+    return reject(
+      'removal:not-argus-text',
+      `the description of ${subject} is not the ARGUS text the removal names; only ARGUS's own text is taken back`,
+    );
+  const facts = descriptionFacts(entity, ctx, neighbours);
+  if (!orphaned(holder, column ? facts.columns.get(column.name) : facts.table, !column, ctx, neighbours))
+    return reject(
+      'removal:evidence-stands',
+      `the description of ${subject} still has evidence, or its origin could not be read: kept`,
+    );
+  return approve(
+    'removal:origin-gone',
+    `the person's text ARGUS inherited the description of ${subject} from is gone, and nothing else gives one`,
   );
 }

@@ -2,7 +2,7 @@ import type { CatalogEntity } from '../../domain/catalog';
 import type { Proposal } from '../../domain/proposal';
 import type { CatalogContext } from '../catalog-context';
 import { NO_NEIGHBOURS, type Neighbours } from '../description-evidence';
-import { reviewDescription } from './description-review';
+import { reviewDescription, reviewDescriptionRemoval } from './description-review';
 import { reviewLineageFlag } from './lineage-review';
 import { reviewPiiTag } from './pii-review';
 import { q, reject, type GateVerdict } from './verdict';
@@ -52,6 +52,8 @@ function review(
   switch (change.kind) {
     case 'description':
       return reviewDescription(change, entity, ctx, neighbours);
+    case 'description_removal':
+      return reviewDescriptionRemoval(change, entity, ctx, neighbours);
     case 'pii_tag':
       return reviewPiiTag(change, entity);
     case 'lineage_flag':

@@ -217,6 +217,54 @@ describe('rules and the mechanical gate', () => {
     expect(again.incremental).toMatchObject({ judged: 0, carriedOver: 69 });
     expect(again.written).toBe(0);
   });
+
+  test("a person's text removed upstream takes back what ARGUS inherited from it; undo puts it back", async () => {
+    const originOf = (c: { description?: string }) => /Inherited from `([^`]+)`/.exec(c.description ?? '')?.[1];
+    const copiesOf = (origin: string) =>
+      readCatalog(file)
+        .entities.flatMap((e) =>
+          e.columns
+            .filter((c) => c.description_source === 'argus' && originOf(c) === origin)
+            .map((c) => [`${e.id}.${c.name}`, c.description!] as const),
+        )
+        .sort();
+    // The person's column text ARGUS copied most often.
+    const counts = new Map<string, number>();
+    for (const e of readCatalog(file).entities)
+      for (const c of e.columns) {
+        const o = c.description_source === 'argus' ? originOf(c) : undefined;
+        if (o) counts.set(o, (counts.get(o) ?? 0) + 1);
+      }
+    const origin = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+    const had = copiesOf(origin);
+    expect(had.length).toBeGreaterThan(0);
+    const c = readCatalog(file);
+    const up = c.entities.find((e) => e.columns.some((col) => `${e.id}.${col.name}` === origin))!;
+    const col = up.columns.find((x) => `${up.id}.${x.name}` === origin)!;
+    expect(col.description_source ?? 'human').toBe('human');
+    delete col.description;
+    delete col.description_source;
+    writeCatalog(file, c);
+
+    const r = await sweepFile(file);
+    // No copy of the removed text is left. A copy whose column has other evidence (a key it references) got that
+    // text instead; the others have no description now, and each was a removal the gate approved and wrote.
+    expect(copiesOf(origin)).toEqual([]);
+    const now = new Map(
+      readCatalog(file).entities.flatMap((e) => e.columns.map((x) => [`${e.id}.${x.name}`, x.description] as const)),
+    );
+    const removed = had.filter(([id]) => now.get(id) === undefined).length;
+    expect(removed).toBeGreaterThan(0);
+    expect(r.byKind.description_removal).toMatchObject({ proposed: removed, approved: removed, written: removed });
+    for (const [id] of had) if (now.get(id) !== undefined) expect(now.get(id)).toMatch(/^References `/);
+    // The sweep's own fixed point: nothing is left to take back or to write the next night.
+    const again = await sweepFile(file);
+    expect(again.incremental).toMatchObject({ judged: 0, carriedOver: 69 });
+    expect(again.written).toBe(0);
+    // Undo of the sweep puts every removed text back, byte for byte, as ARGUS's.
+    await undoSweep(w.tw.stateDir, r.sweepId);
+    expect(copiesOf(origin)).toEqual(had);
+  });
 });
 
 describe('what the memory never does', () => {
