@@ -1,7 +1,7 @@
 // A sweep of a real dbt project through Temporal: jaffle_shop copied, built and documented with real dbt, swept
 // by a worker in this process; the YAML files change only on repaired lines, `dbt parse` is green afterwards with
 // the new descriptions and tags in its manifest, a second sweep writes nothing, and undo restores every file.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { runSweep, useArgusWorker } from '../support/argus-worker';
 import { dbtParse, prepareJaffleShop, type JaffleShop } from '../support/dbt';
@@ -97,6 +97,57 @@ describe('a sweep of jaffle_shop', () => {
     expect(yamlFiles(shop.dir)).toEqual(before);
     expect((await dbtParse(shop.dir)).code).toBe(0);
   });
+});
+
+test("a seed column's text a person removes takes back what ARGUS inherited from it; dbt parse reads it as none; undo restores", async () => {
+  const seedsYaml = path.join(shop.dir, 'seeds', 'argus_test_seeds.yml');
+  const withText = [
+    'version: 2',
+    'seeds:',
+    '  - name: raw_customers',
+    '    columns:',
+    '      - name: first_name',
+    '        description: Given name as the customer typed it at sign-up.',
+    '',
+  ];
+  writeFileSync(seedsYaml, withText.join('\n'));
+  expect((await dbtParse(shop.dir)).code).toBe(0);
+  const first = await sweep({ catalog: { kind: 'dbt', projectDir: shop.dir } });
+  const copies = first.proposals.filter(
+    (p) =>
+      p.written &&
+      p.change.kind === 'description' &&
+      /^Given name as the customer typed it at sign-up\. Inherited from `[^`]*raw_customers\.first_name`/.test(
+        p.change.text,
+      ),
+  );
+  expect(copies.map((p) => p.entityId.split('.').pop())).toContain('stg_customers');
+
+  // The person takes the text away (the column stays listed) and dbt parses the project again.
+  writeFileSync(seedsYaml, withText.slice(0, -2).join('\n') + '\n');
+  expect((await dbtParse(shop.dir)).code).toBe(0);
+  const beforeRemoval = yamlFiles(shop.dir);
+  const r = await sweep({ catalog: { kind: 'dbt', projectDir: shop.dir } });
+  expect(r.failures).toEqual([]);
+  expect(r.byKind.description_removal).toMatchObject({ approved: copies.length, written: copies.length });
+  // The key stays where ARGUS wrote it, emptied; dbt reads an empty description as none.
+  const parse = await dbtParse(shop.dir);
+  expect({ code: parse.code, output: parse.code === 0 ? '' : parse.output }).toEqual({ code: 0, output: '' });
+  const manifest = JSON.parse(readFileSync(path.join(shop.dir, 'target', 'manifest.json'), 'utf8')) as {
+    nodes: Record<string, ManifestNode & { name: string }>;
+  };
+  for (const p of copies) {
+    const node = Object.values(manifest.nodes).find((n) => n.name === p.entityId.split('.').pop())!;
+    const ch = p.change as { column: string };
+    expect(node.columns[ch.column]!.description).toBe('');
+  }
+  const again = await sweep({ catalog: { kind: 'dbt', projectDir: shop.dir } });
+  expect(again.written).toBe(0);
+  // Undo puts the text back, byte for byte.
+  const [undo] = await undoSweep(w.tw.stateDir, r.sweepId);
+  expect(undo?.conflicts).toEqual([]);
+  expect(yamlFiles(shop.dir)).toEqual(beforeRemoval);
+  await undoSweep(w.tw.stateDir, first.sweepId);
 });
 
 test('a project without a manifest fails at once and says what to run', async () => {

@@ -106,6 +106,67 @@ describe('a sweep of pagila', () => {
   });
 });
 
+test("a person's comment removed takes back ARGUS's comments inherited from it, in one sweep; undo puts them back", async () => {
+  const input: SweepInput = { catalog: { kind: 'postgres', schemas: ['public'] } };
+  const first = await sweep(input);
+  expect(first.failures).toEqual([]);
+  // Whatever ARGUS holds inherited from actor.first_name now (written by this sweep or one before it).
+  const inherited = async () => {
+    const r = await db.query<{ rel: string; col: string; d: string }>(
+      `SELECT c.relnamespace::regnamespace || '.' || c.relname AS rel, a.attname AS col, d.description AS d
+         FROM pg_description d JOIN pg_class c ON c.oid = d.objoid
+         JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = d.objsubid
+        WHERE d.classoid = 'pg_class'::regclass AND d.description LIKE '%Inherited from \`public.actor.first_name\`%'
+        ORDER BY 1, 2`,
+    );
+    return r.rows;
+  };
+  const had = await inherited();
+  expect(had.length).toBeGreaterThan(0);
+  try {
+    await db.query(`COMMENT ON COLUMN public.actor.first_name IS NULL`);
+    const r = await sweep(input);
+    expect(r.failures).toEqual([]);
+    expect(await inherited()).toEqual([]);
+    for (const h of had) expect(await columnComment(h.rel, h.col)).toBeNull();
+    expect(r.byKind.description_removal).toMatchObject({ approved: had.length, written: had.length });
+    expect(
+      r.proposals.filter((p) => p.change.kind === 'description_removal' && p.written).map((p) => p.entityId),
+    ).toEqual(expect.arrayContaining(had.map((h) => h.rel)));
+    // Its fixed point: the next sweep takes back nothing and writes nothing.
+    const again = await sweep(input);
+    expect(again.written).toBe(0);
+    expect(again.byKind.description_removal?.proposed).toBe(0);
+    // Undo puts every comment back as ARGUS's: the adapter reads them as its own again.
+    const [undo] = await undoSweep(w.tw.stateDir, r.sweepId, {
+      catalogs: createCatalogs({ stateDir: w.tw.stateDir, bundledDemo: '/nonexistent', env }),
+    });
+    expect(undo?.conflicts).toEqual([]);
+    expect(await inherited()).toEqual(had);
+    const adapter = new PostgresCatalogAdapter(
+      { kind: 'postgres', connectionEnv: 'ARGUS_PG_URL', schemas: ['public'], tagTable: 'argus.column_tags' },
+      env,
+    );
+    try {
+      const { entities } = await adapter.getEntities([...new Set(had.map((h) => h.rel))]);
+      for (const h of had)
+        expect(entities.find((e) => e.id === h.rel)!.columns.find((c) => c.name === h.col)).toMatchObject({
+          description: h.d,
+          description_source: 'argus',
+        });
+    } finally {
+      await adapter.close();
+    }
+    // The database and the memory as the tests after this one expect them: without this test's first sweep.
+    const [undoFirst] = await undoSweep(w.tw.stateDir, first.sweepId, {
+      catalogs: createCatalogs({ stateDir: w.tw.stateDir, bundledDemo: '/nonexistent', env }),
+    });
+    expect(undoFirst?.conflicts).toEqual([]);
+  } finally {
+    await db.query(`COMMENT ON COLUMN public.actor.first_name IS '${HUMAN.replace(/'/g, "''")}'`);
+  }
+});
+
 test.each([
   [
     'the variable is not set on the worker',
