@@ -210,13 +210,6 @@ export function batchReviewTask(
 export function proposalForReview(id: string, c: ProposalChange): ProposalForReview {
   switch (c.kind) {
     case 'description':
-      return {
-        proposalId: id,
-        kind: c.kind,
-        target: c.target,
-        ...(c.column ? { column: c.column } : {}),
-        text: c.text,
-      };
     case 'description_removal':
       return {
         proposalId: id,

@@ -7,6 +7,21 @@ import { isRestatement, isUninformative } from '../informative';
 import { orphaned } from '../description-drafter';
 import { approve, findColumn, q, reject, type GateVerdict } from './verdict';
 
+/** The column a description change names (none: the table), and how reasons name it; or why it names none. */
+function targetOf(
+  change: DescriptionChange | DescriptionRemovalChange,
+  entity: CatalogEntity,
+): { column: CatalogColumn | undefined; subject: string } | GateVerdict {
+  if (change.target === 'table')
+    return change.column === undefined
+      ? { column: undefined, subject: q(entity.id) }
+      : reject('malformed-target', `table description also names column ${q(change.column)}`);
+  if (change.column === undefined) return reject('malformed-target', 'column description names no column');
+  const column = findColumn(entity, change.column);
+  if (!column) return reject('unknown-column', `cites column ${q(change.column)}, which ${q(entity.id)} does not have`);
+  return { column, subject: `column ${q(column.name)}` };
+}
+
 /**
  * A proposed description: approved when it is exactly what the lineage and SQL establish, or when it claims
  * nothing the schema and recorded lineage do not support; rejected when it says nothing beyond the name,
@@ -18,16 +33,9 @@ export function reviewDescription(
   ctx: CatalogContext,
   neighbours: Neighbours,
 ): GateVerdict {
-  let column: CatalogColumn | undefined;
-  if (change.target === 'column') {
-    if (change.column === undefined) return reject('malformed-target', 'column description names no column');
-    column = findColumn(entity, change.column);
-    if (!column)
-      return reject('unknown-column', `cites column ${q(change.column)}, which ${q(entity.id)} does not have`);
-  } else if (change.column !== undefined) {
-    return reject('malformed-target', `table description also names column ${q(change.column)}`);
-  }
-  const subject = column ? `column ${q(column.name)}` : q(entity.id);
+  const target = targetOf(change, entity);
+  if ('decision' in target) return target;
+  const { column, subject } = target;
 
   // The gate's own reading of the lineage and SQL: a text that is exactly what they establish is grounded.
   const facts = descriptionFacts(entity, ctx, neighbours);
@@ -78,16 +86,9 @@ export function reviewDescriptionRemoval(
   ctx: CatalogContext,
   neighbours: Neighbours,
 ): GateVerdict {
-  let column: CatalogColumn | undefined;
-  if (change.target === 'column') {
-    if (change.column === undefined) return reject('malformed-target', 'column description names no column');
-    column = findColumn(entity, change.column);
-    if (!column)
-      return reject('unknown-column', `cites column ${q(change.column)}, which ${q(entity.id)} does not have`);
-  } else if (change.column !== undefined) {
-    return reject('malformed-target', `table description also names column ${q(change.column)}`);
-  }
-  const subject = column ? `column ${q(column.name)}` : q(entity.id);
+  const target = targetOf(change, entity);
+  if ('decision' in target) return target;
+  const { column, subject } = target;
   const holder: { description?: string; description_source?: string } = column ?? entity;
   if (holder.description !== change.text || holder.description_source !== 'argus')
     return reject(
