@@ -13,8 +13,9 @@ export type { GateVerdict };
  * The Arbiter's mechanical gate: the declared reviewer in no-model mode and the first gate in model
  * mode. Approves only what it can ground in the entity's structure (names, types, keys, recorded
  * lineage, SQL) and the catalog's ids; anything it cannot decide is rejected with that reason.
- * Pure and deterministic. It never reads existing descriptions, the proposal's evidence or its
- * explanation: catalog and agent text are data, not instructions. Never throws: an internal error
+ * Pure and deterministic. It never reads existing descriptions (but for a description removal, whose
+ * text it compares with the catalog's and whose "Inherited from" origin it looks up), the proposal's evidence or
+ * its explanation: catalog and agent text are data, not instructions. Never throws: an internal error
  * rejects the proposal (rule 'gate-error'), so a gate failure can never approve anything.
  */
 export function mechanicalReview(
