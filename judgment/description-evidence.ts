@@ -386,6 +386,11 @@ export function descriptionFacts(entity: CatalogEntity, ctx: CatalogContext, nei
 const INHERITED_TAIL =
   /\bInherited from `([^`]+)`(?: through `[^`]+`(?:, `[^`]+`)*)?(?:, renamed from `[^`]+`|, cast to [^`]+?|, one row per row of it|, a filtered selection of its rows)?\.(?: References `[^`]+`\.)?$/u;
 
+/** What ARGUS's inherited `text` names as its origin (`entity.column`, or an entity for a table's text). */
+export function inheritedFrom(text: string): string | undefined {
+  return INHERITED_TAIL.exec(text.trim())?.[1];
+}
+
 /**
  * Whether ARGUS's inherited `text` (basisOfArgusText: 'inherited') on a table (`table`) or a column has lost what it
  * was copied from: the origin its "Inherited from" sentence names is in the catalog and read, and no longer holds a
@@ -399,7 +404,7 @@ export function inheritedOriginGone(
   ctx: CatalogContext,
   neighbours: Neighbours,
 ): boolean {
-  const named = INHERITED_TAIL.exec(text.trim())?.[1];
+  const named = inheritedFrom(text);
   if (named === undefined) return false;
   let upId: string | undefined;
   let columnName: string | undefined;

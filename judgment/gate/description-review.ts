@@ -2,7 +2,7 @@ import type { CatalogColumn, CatalogEntity } from '../../domain/catalog';
 import type { DescriptionChange, DescriptionRemovalChange } from '../../domain/proposal';
 import type { CatalogContext } from '../catalog-context';
 import { detectUnsupportedClaims } from '../claims/detect';
-import { descriptionFacts, type Neighbours } from '../description-evidence';
+import { descriptionFacts, inheritedFrom, type Neighbours } from '../description-evidence';
 import { isRestatement, isUninformative } from '../informative';
 import { orphaned } from '../description-drafter';
 import { approve, findColumn, q, reject, type GateVerdict } from './verdict';
@@ -103,6 +103,6 @@ export function reviewDescriptionRemoval(
     );
   return approve(
     'removal:origin-gone',
-    `the person's text ARGUS inherited the description of ${subject} from is gone, and nothing else gives one`,
+    `the person's text that ARGUS's description of ${subject} was inherited from (${q(inheritedFrom(change.text) ?? '?')}) is gone, and nothing else gives one`,
   );
 }

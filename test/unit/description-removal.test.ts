@@ -142,6 +142,7 @@ describe('description removals', () => {
       const e = after.byId.get(id)!;
       const verdict = mechanicalReview(proposal(e, r.change), e, after.ctx, after.neighbours);
       expect(verdict).toMatchObject({ decision: 'approved', rule: 'removal:origin-gone' });
+      expect(verdict.reason).toContain('(raw.accounts.contact_email) is gone');
     }
   });
 
