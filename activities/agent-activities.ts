@@ -1,6 +1,9 @@
 import type { AgentName, EntityFailure, Proposal } from '../domain/proposal';
 import { proposalId } from '../domain/digest';
-import { NO_MODEL_AGENTS, NEEDS_NEIGHBOURS } from '../judgment/agents';
+import { NO_MODEL_AGENTS, NEEDS_NEIGHBOURS, type AgentFn } from '../judgment/agents';
+import { draftRemovals } from '../judgment/description-drafter';
+import { basisOfArgusText } from '../judgment/description-evidence';
+import type { CatalogEntity } from '../domain/catalog';
 import { NO_NEIGHBOURS } from '../judgment/description-evidence';
 import { pageNeighbours } from './neighbours';
 import { proposeFromSamples, samplingCandidates } from '../judgment/pii/samples';
@@ -22,19 +25,28 @@ export function createAgentActivities(deps: ActivityDeps) {
       /** The page's ids; absent: read from the ledger (what loadCatalogPage stored). */
       ids?: string[];
       agent: AgentName;
+      /**
+       * The description drafter's removals alone (model agents, which propose none: see draftRemovals), recorded
+       * as `description-drafter-removals`; only entities holding ARGUS's inherited text are read further.
+       */
+      removalsOnly?: boolean;
     }): Promise<{ proposals: number; failures: EntityFailure[]; failureCount: number }> {
       faultPoint('agent-start');
       const ledger = ledgerFor(input.ledgerKey);
       const { meta, catalog } = await catalogOf(ledger);
       const ctx = await catalogContext(catalog);
       const skip = await skippedOnPage(ledger, input.pageIndex, input.agent);
-      const { entities } = await catalog.getEntities(
+      const read = await catalog.getEntities(
         (input.ids ?? (await ledger.pageIds(input.pageIndex))).filter((id) => !skip.has(id)),
       );
-      const fn = NO_MODEL_AGENTS[input.agent];
-      const neighbours = NEEDS_NEIGHBOURS.has(input.agent)
-        ? await pageNeighbours(`${input.ledgerKey}#${input.pageIndex}`, catalog, entities, ctx)
-        : NO_NEIGHBOURS;
+      const removalsOnly = input.removalsOnly === true && input.agent === 'description-drafter';
+      const entities = removalsOnly ? read.entities.filter(holdsInheritedText) : read.entities;
+      const fn: AgentFn = removalsOnly ? draftRemovals : NO_MODEL_AGENTS[input.agent];
+      const record = removalsOnly ? `${input.agent}-removals` : input.agent;
+      const neighbours =
+        NEEDS_NEIGHBOURS.has(input.agent) && entities.length > 0
+          ? await pageNeighbours(`${input.ledgerKey}#${input.pageIndex}`, catalog, entities, ctx)
+          : NO_NEIGHBOURS;
       const proposals: Proposal[] = [];
       const failures: EntityFailure[] = [];
       for (const e of entities) {
@@ -66,10 +78,18 @@ export function createAgentActivities(deps: ActivityDeps) {
         }
       }
       const recorded = await unsettledProposals(ledger, input.pageIndex, proposals);
-      await ledger.writeProposals(input.pageIndex, input.agent, recorded);
-      await ledger.writeFailures(input.pageIndex, input.agent, failures);
+      await ledger.writeProposals(input.pageIndex, record, recorded);
+      await ledger.writeFailures(input.pageIndex, record, failures);
       countProposals(metrics, recorded);
       return { proposals: proposals.length, failures: failures.slice(0, 20), failureCount: failures.length };
     },
   };
+}
+
+/** Whether the entity or a column holds ARGUS's inherited text: all a description removal can take back. */
+function holdsInheritedText(e: CatalogEntity): boolean {
+  return [e, ...e.columns].some(
+    (h) =>
+      h.description_source === 'argus' && !!h.description?.trim() && basisOfArgusText(h.description) === 'inherited',
+  );
 }

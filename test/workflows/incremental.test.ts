@@ -364,4 +364,33 @@ describe('model agents and model review on a loopback provider', () => {
     expect(other.incremental!.judged).toBe(20);
     expect(other.incremental!.note).toMatch(/judgment changed/);
   });
+
+  test("with model agents the rules drafter's removals run beside them: a removed origin's copies go, batched or not", async () => {
+    for (const modelBatch of [{ entities: 1 }, { entities: 8 }]) {
+      const file = copy(`model-removals-${modelBatch.entities}`);
+      // A rules sweep first: ARGUS's inherited copies, as a catalog swept before the switch to models holds them.
+      await sweepFile(file);
+      const copiesOf = (origin: string) =>
+        readCatalog(file).entities.flatMap((e) =>
+          e.columns.filter(
+            (x) => x.description_source === 'argus' && x.description?.includes(`Inherited from \`${origin}\``),
+          ),
+        );
+      expect(copiesOf('raw.orders.order_status').length).toBeGreaterThan(0);
+      const c = readCatalog(file);
+      delete c.entities.find((e) => e.id === 'raw.orders')!.columns.find((x) => x.name === 'order_status')!.description;
+      writeCatalog(file, c);
+      const r = await sweepFile(file, {
+        review: 'model',
+        agentBackend: 'model',
+        endpoints: [endpoint()],
+        modelBatch,
+      });
+      expect(copiesOf('raw.orders.order_status')).toEqual([]);
+      expect(r.byKind.description_removal).toMatchObject({ proposed: 2, approved: 2, written: 2 });
+      // Decided by the gate: no model reviewed them.
+      const removals = r.proposals.filter((p) => p.change.kind === 'description_removal');
+      expect(removals.map((p) => p.reviewer)).toEqual(['mechanical-gate', 'mechanical-gate']);
+    }
+  });
 });

@@ -1,4 +1,4 @@
-import type { ActivityOptions } from '@temporalio/workflow';
+import { patched, type ActivityOptions } from '@temporalio/workflow';
 import type { AgentName, EntityFailure } from '../../domain/proposal';
 import { catalogActivities, modelActivities, modelActivityOptions, CATALOG_OPTIONS } from '../activities';
 import { batchesThenAlone } from '../batches';
@@ -50,7 +50,35 @@ export class Agents {
         this.sweep.addFailures(pageEntities(ids, first, loaded).map((entity) => ({ entity, stage: agent, ...f })));
       }
     });
+    // Model agents propose no description removals (judgment/description-drafter.ts): the rules drafter's run beside
+    // them, one activity per page, no model call.
+    if (cfg.agentBackend === 'model' && agents.includes('description-drafter') && patched('model-removals-v1'))
+      agentRuns.push(this.runRemovals(pageIndex, ids, first, loaded));
     await Promise.all(agentRuns);
+  }
+
+  private async runRemovals(pageIndex: number, ids: string[], first: number, loaded: number): Promise<void> {
+    const { state } = this.sweep;
+    try {
+      const r = await catalogActivities.runAgent.executeWithOptions(
+        { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: description removals on ${loaded} entities` },
+        [
+          {
+            ledgerKey: state.ledgerKey,
+            pageIndex,
+            ...(ids.length > 0 ? { ids } : {}),
+            agent: 'description-drafter',
+            removalsOnly: true,
+          },
+        ],
+      );
+      this.sweep.noteFailures(r.failureCount ?? r.failures.length);
+    } catch (err) {
+      const f = failureOf(err);
+      this.sweep.addFailures(
+        pageEntities(ids, first, loaded).map((entity) => ({ entity, stage: 'description-drafter' as const, ...f })),
+      );
+    }
   }
 
   /**
