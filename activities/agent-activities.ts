@@ -1,9 +1,7 @@
 import type { AgentName, EntityFailure, Proposal } from '../domain/proposal';
 import { proposalId } from '../domain/digest';
 import { NO_MODEL_AGENTS, NEEDS_NEIGHBOURS, type AgentFn } from '../judgment/agents';
-import { draftRemovals } from '../judgment/description-drafter';
-import { basisOfArgusText } from '../judgment/description-evidence';
-import type { CatalogEntity } from '../domain/catalog';
+import { draftRemovals, holdsArgusInheritedText } from '../judgment/description-drafter';
 import { NO_NEIGHBOURS } from '../judgment/description-evidence';
 import { pageNeighbours } from './neighbours';
 import { proposeFromSamples, samplingCandidates } from '../judgment/pii/samples';
@@ -40,7 +38,9 @@ export function createAgentActivities(deps: ActivityDeps) {
         (input.ids ?? (await ledger.pageIds(input.pageIndex))).filter((id) => !skip.has(id)),
       );
       const removalsOnly = input.removalsOnly === true && input.agent === 'description-drafter';
-      const entities = removalsOnly ? read.entities.filter(holdsInheritedText) : read.entities;
+      const entities = removalsOnly
+        ? read.entities.filter((e) => holdsArgusInheritedText(e) || e.columns.some(holdsArgusInheritedText))
+        : read.entities;
       const fn: AgentFn = removalsOnly ? draftRemovals : NO_MODEL_AGENTS[input.agent];
       const record = removalsOnly ? `${input.agent}-removals` : input.agent;
       const neighbours =
@@ -84,12 +84,4 @@ export function createAgentActivities(deps: ActivityDeps) {
       return { proposals: proposals.length, failures: failures.slice(0, 20), failureCount: failures.length };
     },
   };
-}
-
-/** Whether the entity or a column holds ARGUS's inherited text: all a description removal can take back. */
-function holdsInheritedText(e: CatalogEntity): boolean {
-  return [e, ...e.columns].some(
-    (h) =>
-      h.description_source === 'argus' && !!h.description?.trim() && basisOfArgusText(h.description) === 'inherited',
-  );
 }

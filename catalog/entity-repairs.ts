@@ -35,7 +35,7 @@ export function applyChange(
 ): ApplyResult {
   switch (change.kind) {
     case 'description': {
-      const holder = change.target === 'table' ? entity : entity.columns.find((c) => c.name === change.column);
+      const holder = descriptionHolder(entity, change);
       if (!holder) return { status: 'conflict', note: `column ${change.column ?? '?'} no longer exists` };
       if (holder.description === change.text && holder.description_source === 'argus')
         return { status: 'already', note: 'description already in the catalog' };
@@ -104,7 +104,7 @@ function currentValue(entity: CatalogEntity, change: ProposalChange): unknown {
   switch (change.kind) {
     case 'description':
     case 'description_removal': {
-      const holder = change.target === 'table' ? entity : entity.columns.find((c) => c.name === change.column);
+      const holder = descriptionHolder(entity, change);
       return (
         holder && { description: holder.description ?? null, description_source: holder.description_source ?? null }
       );

@@ -84,7 +84,7 @@ export function draftRemovals(
       column: undefined as string | undefined,
     },
     ...entity.columns.map((c) => ({ holder: c, column: c.name })),
-  ].filter(({ holder }) => holder.description_source === 'argus' && holder.description?.trim());
+  ].filter(({ holder }) => holdsArgusInheritedText(holder));
   if (holders.length === 0) return [];
   const facts = descriptionFacts(entity, ctx, neighbours);
   const out: { change: DescriptionRemovalChange; evidence: string[] }[] = [];
@@ -115,13 +115,19 @@ export function orphaned(
   ctx: CatalogContext,
   neighbours: Neighbours,
 ): boolean {
-  const text = holder.description;
+  return (
+    holdsArgusInheritedText(holder) &&
+    fact === undefined &&
+    inheritedOriginGone(holder.description!, table, ctx, neighbours)
+  );
+}
+
+/** Whether `holder` carries ARGUS's inherited text: all a description removal can take back. */
+export function holdsArgusInheritedText(holder: { description?: string; description_source?: string }): boolean {
   return (
     holder.description_source === 'argus' &&
-    text !== undefined &&
-    text.trim() !== '' &&
-    fact === undefined &&
-    basisOfArgusText(text) === 'inherited' &&
-    inheritedOriginGone(text, table, ctx, neighbours)
+    holder.description !== undefined &&
+    holder.description.trim() !== '' &&
+    basisOfArgusText(holder.description) === 'inherited'
   );
 }

@@ -313,57 +313,54 @@ export class DbtCatalogAdapter implements CatalogAdapter {
     let edit: YamlEditResult;
     let before: DbtBefore;
     let after: unknown;
-    if (c.kind === 'description_removal') {
+    if (c.kind === 'description' || c.kind === 'description_removal') {
       const column = c.target === 'table' ? undefined : c.column;
       const holder = column === undefined ? e : e.columns.find((x) => x.name === column);
       if (!holder)
         return { outcome: { proposalId: id, status: 'conflict', note: `column ${column ?? '?'} no longer exists` } };
       const docBlock = column === undefined ? loc.docBlocks.node : loc.docBlocks.columns.includes(column);
-      if (!holder.description?.trim()) {
-        if (r.landed) return { outcome: { proposalId: id, status: 'written', ...r.landed, landedEarlier: true } };
-        return { outcome: { proposalId: id, status: 'already', note: 'description already removed' } };
+      if (c.kind === 'description_removal') {
+        if (!holder.description?.trim()) {
+          if (r.landed) return { outcome: { proposalId: id, status: 'written', ...r.landed, landedEarlier: true } };
+          return { outcome: { proposalId: id, status: 'already', note: 'description already removed' } };
+        }
+        if (docBlock || holder.description !== c.text || holder.description_source !== 'argus')
+          return {
+            outcome: {
+              proposalId: id,
+              status: 'conflict',
+              note: "the description is no longer ARGUS's text the removal was proposed for",
+            },
+          };
+        // dbt reads an empty description as none: the key stays, so undo puts the text back where it was.
+        edit = setDescription(text, loc.yamlNode, column, '');
+        after = { description: null };
+        if (!edit.changed) {
+          if (r.landed) return { outcome: { proposalId: id, status: 'written', ...r.landed, landedEarlier: true } };
+          return { outcome: { proposalId: id, status: 'already', note: 'description already removed from the YAML' } };
+        }
+        before = { description: holder.description, file: loc.writePath, undo: edit.undo };
+      } else {
+        edit = setDescription(text, loc.yamlNode, column, c.text);
+        after = { description: c.text };
+        if (!edit.changed) {
+          // Already in the file: an earlier attempt of this run wrote it (its intent says so), or it was there.
+          if (r.landed) return { outcome: { proposalId: id, status: 'written', ...r.landed, landedEarlier: true } };
+          return { outcome: { proposalId: id, status: 'already', note: 'description already in the YAML' } };
+        }
+        const human = docBlock || (Boolean(holder.description?.trim()) && holder.description_source !== 'argus');
+        if (human && (docBlock || !overwrite))
+          return {
+            outcome: {
+              proposalId: id,
+              status: 'kept_human',
+              note: docBlock
+                ? 'the description is a doc block a person wrote; not overwritten'
+                : 'a person wrote this description; not overwritten (overwriteHumanText is off)',
+            },
+          };
+        before = { description: holder.description ?? null, file: loc.writePath, undo: edit.undo };
       }
-      if (docBlock || holder.description !== c.text || holder.description_source !== 'argus')
-        return {
-          outcome: {
-            proposalId: id,
-            status: 'conflict',
-            note: "the description is no longer ARGUS's text the removal was proposed for",
-          },
-        };
-      // dbt reads an empty description as none: the key stays, so undo puts the text back where it was.
-      edit = setDescription(text, loc.yamlNode, column, '');
-      after = { description: null };
-      if (!edit.changed) {
-        if (r.landed) return { outcome: { proposalId: id, status: 'written', ...r.landed, landedEarlier: true } };
-        return { outcome: { proposalId: id, status: 'already', note: 'description already removed from the YAML' } };
-      }
-      before = { description: holder.description, file: loc.writePath, undo: edit.undo };
-    } else if (c.kind === 'description') {
-      const column = c.target === 'table' ? undefined : c.column;
-      const holder = column === undefined ? e : e.columns.find((x) => x.name === column);
-      if (!holder)
-        return { outcome: { proposalId: id, status: 'conflict', note: `column ${column ?? '?'} no longer exists` } };
-      const docBlock = column === undefined ? loc.docBlocks.node : loc.docBlocks.columns.includes(column);
-      edit = setDescription(text, loc.yamlNode, column, c.text);
-      after = { description: c.text };
-      if (!edit.changed) {
-        // Already in the file: an earlier attempt of this run wrote it (its intent says so), or it was there.
-        if (r.landed) return { outcome: { proposalId: id, status: 'written', ...r.landed, landedEarlier: true } };
-        return { outcome: { proposalId: id, status: 'already', note: 'description already in the YAML' } };
-      }
-      const human = docBlock || (Boolean(holder.description?.trim()) && holder.description_source !== 'argus');
-      if (human && (docBlock || !overwrite))
-        return {
-          outcome: {
-            proposalId: id,
-            status: 'kept_human',
-            note: docBlock
-              ? 'the description is a doc block a person wrote; not overwritten'
-              : 'a person wrote this description; not overwritten (overwriteHumanText is off)',
-          },
-        };
-      before = { description: holder.description ?? null, file: loc.writePath, undo: edit.undo };
     } else {
       const col = e.columns.find((x) => x.name === c.column);
       if (!col) return { outcome: { proposalId: id, status: 'conflict', note: `column ${c.column} no longer exists` } };
