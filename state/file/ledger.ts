@@ -19,6 +19,15 @@ const PROPOSAL_PAGES_KEPT = 16;
 const proposalCache = new Map<string, { signature: string; proposals: readonly Proposal[] }>();
 const roundSuffix = (round: number) => (round === 0 ? '' : `-r${round}`);
 
+/**
+ * The finished records of one kind among a page folder's files: `<prefix><name>.json` exactly. A killed write leaves
+ * its temporary file (`<record>.json.<pid>.<random>.tmp`, fs.ts) behind; it is never read as a record, whatever its
+ * prefix.
+ */
+export function recordsNamed(files: readonly string[], prefix: string): string[] {
+  return files.filter((f) => f.startsWith(prefix) && f.endsWith('.json'));
+}
+
 /** The file store's ledger: one folder per sweep run under `<state>/sweeps/`, each file written atomically. */
 export class FileLedger implements SweepLedger {
   readonly dir: string;
@@ -54,7 +63,7 @@ export class FileLedger implements SweepLedger {
    */
   async proposals(n: number): Promise<readonly Proposal[]> {
     const dir = this.pageDir(n);
-    const files = (await this.list(n)).filter((f) => f.startsWith('proposals-') && f.endsWith('.json')).sort();
+    const files = recordsNamed(await this.list(n), 'proposals-').sort();
     const stats = await Promise.all(files.map((f) => fs.stat(path.join(dir, f)).catch(() => undefined)));
     // A rewrite is a rename of a new file: its inode changes even where timestamps are coarse.
     const signature = files.map((f, i) => `${f}:${stats[i]?.ino}:${stats[i]?.size}:${stats[i]?.mtimeMs}`).join('|');
@@ -77,7 +86,7 @@ export class FileLedger implements SweepLedger {
   }
   async outcomes(n: number): Promise<Outcome[]> {
     const dir = this.pageDir(n);
-    const files = (await this.list(n)).filter((f) => f.startsWith('outcomes-') && f.endsWith('.json'));
+    const files = recordsNamed(await this.list(n), 'outcomes-');
     const sets: { stage: OutcomeStage; tag: string; outcomes: Outcome[] }[] = [];
     for (const f of files) {
       const doc = await readJson<{ stage: OutcomeStage; tag: string; outcomes: Outcome[] }>(path.join(dir, f));
@@ -91,7 +100,7 @@ export class FileLedger implements SweepLedger {
     return writeFileAtomic(this.page(n, `write-intent${roundSuffix(round)}.json`), `[${lines.join(',')}]`);
   }
   async intent(n: number): Promise<WriteRecord[]> {
-    const files = (await this.list(n).catch(() => [] as string[])).filter((f) => f.startsWith('write-intent'));
+    const files = recordsNamed(await this.list(n).catch(() => [] as string[]), 'write-intent');
     const out: WriteRecord[] = [];
     for (const f of files.sort(byRound))
       out.push(...((await readJson<WriteRecord[]>(path.join(this.pageDir(n), f))) ?? []));
@@ -145,7 +154,7 @@ export class FileLedger implements SweepLedger {
     return writeFileAtomic(this.page(n, `calls-${safeName(tag)}.json`), JSON.stringify(calls));
   }
   async calls(n: number): Promise<ModelCallRecord[]> {
-    const files = (await this.list(n).catch(() => [] as string[])).filter((f) => f.startsWith('calls-'));
+    const files = recordsNamed(await this.list(n).catch(() => [] as string[]), 'calls-');
     const out: ModelCallRecord[] = [];
     for (const f of files) out.push(...((await readJson<ModelCallRecord[]>(path.join(this.pageDir(n), f))) ?? []));
     return out;
@@ -155,7 +164,7 @@ export class FileLedger implements SweepLedger {
     return writeFileAtomic(this.page(n, `failures-${safeName(stage)}.json`), JSON.stringify(failures));
   }
   async failures(n: number): Promise<EntityFailure[]> {
-    const files = (await this.list(n).catch(() => [] as string[])).filter((f) => f.startsWith('failures-'));
+    const files = recordsNamed(await this.list(n).catch(() => [] as string[]), 'failures-');
     const out: EntityFailure[] = [];
     for (const f of files.sort()) out.push(...((await readJson<EntityFailure[]>(path.join(this.pageDir(n), f))) ?? []));
     return out;

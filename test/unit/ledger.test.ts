@@ -1,8 +1,8 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { FileLedger } from '../../state/file/ledger';
+import { FileLedger, recordsNamed } from '../../state/file/ledger';
 import { SweepStateMissing, CALIBRATION_KEYS } from '../../state/store';
 import { fileStateStore } from '../../state/file/store';
 import { localExclusive } from '../../state/file/local-lock';
@@ -164,5 +164,52 @@ describe('the file store calibration book', () => {
     await Promise.all(Array.from({ length: CALIBRATION_KEYS }, (_, i) => book.save(`k${i}`, [i / 1000])));
     const all = await book.load(['first', 'k0', `k${CALIBRATION_KEYS - 1}`]);
     expect(all).toEqual({ k0: [0], [`k${CALIBRATION_KEYS - 1}`]: [(CALIBRATION_KEYS - 1) / 1000] });
+  });
+});
+
+describe('SweepLedger and a killed write', () => {
+  // writeFileAtomic names its temporary file after the record (`<record>.json.<pid>.<random>.tmp`); a kill -9
+  // between its write and its rename leaves it behind, empty or cut short.
+  const leftover = (ledger: FileLedger, page: number, record: string, text: string) => {
+    const dir = path.join(ledger.dir, 'pages', String(page).padStart(6, '0'));
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, `${record}.json.4242.k3x9.tmp`), text);
+  };
+
+  test.each(['', '[{"entity":"raw.or'])('every page reader reads records only, never a leftover (%j)', async (text) => {
+    const ledger = new FileLedger(mkdtempSync(path.join(os.tmpdir(), 'ledger-')), 'sweep/killed');
+    await ledger.writeProposals(0, 'description-drafter', [proposal('p-1')]);
+    await ledger.putOutcomes(0, 'gate', 'gate', []);
+    await ledger.writeFailures(0, 'pii-classifier', []);
+    await ledger.writeCalls(0, 'pii-classifier', []);
+    await ledger.writeIntent(0, []);
+    for (const record of [
+      'proposals-pii-classifier',
+      'outcomes-model',
+      'failures-lineage-checker',
+      'calls-description-drafter-batch-0',
+      'write-intent',
+      'write-intent-r1',
+    ])
+      leftover(ledger, 0, record, text);
+    expect((await ledger.proposals(0)).map((p) => p.id)).toEqual(['p-1']);
+    expect(await ledger.outcomes(0)).toEqual([]);
+    expect(await ledger.failures(0)).toEqual([]);
+    expect(await ledger.calls(0)).toEqual([]);
+    expect(await ledger.intent(0)).toEqual([]);
+  });
+
+  test('recordsNamed takes `<prefix><name>.json` and nothing a write left half done', () => {
+    expect(
+      recordsNamed(
+        [
+          'failures-lineage-checker.json',
+          'failures-lineage-checker.json.123.abc.tmp',
+          'failures-x.json.tmp',
+          'outcomes-gate.json',
+        ],
+        'failures-',
+      ),
+    ).toEqual(['failures-lineage-checker.json']);
   });
 });
