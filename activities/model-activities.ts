@@ -247,8 +247,11 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
     pacer,
     signal,
     onWait: () => Context.current().heartbeat(),
+    // A request answered before, by any worker of the store, is not sent again (llm/client.ts requestDigest).
+    answers: store.answers,
     onUsage: (t) => {
       onUsage(t);
+      if (t.remembered) return;
       // What the answer's x-ratelimit headers said is left (the pacer keeps it under the provider key).
       const left = pacer.known(paceKey(endpoint));
       if (left?.remainingTokens != null) metrics.quotaRemaining(endpoint.id, 'tokens', left.remainingTokens);
@@ -442,7 +445,8 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
           ),
         ),
       );
-      await learn(input.endpoint.model, input.agent, usage.completionTokens(), r.reserved, r.cutShort === true);
+      if (usage.sent())
+        await learn(input.endpoint.model, input.agent, usage.completionTokens(), r.reserved, r.cutShort === true);
       // One record for the batch (a retry of the activity replaces it): the entities it answered. An entity it
       // lacks is asked alone and recorded as `<agent>--<entity>`, so no proposal is ever in both (and the names
       // never meet: a single dash after the agent here, two there).
@@ -499,7 +503,8 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
         ),
       );
       const reserved = reviewOutputReserve(proposals.length);
-      await learn(input.endpoint.model, 'review', usage.completionTokens(), reserved, r.cutShort === true);
+      if (usage.sent())
+        await learn(input.endpoint.model, 'review', usage.completionTokens(), reserved, r.cutShort === true);
       // One record for the batch (a retry of the activity replaces it). An entity the answer lacked has no outcome
       // here: reviewed alone, it is recorded as `model-<entity>`, so no proposal is in both (no tag of one is the
       // other's).
@@ -600,10 +605,12 @@ function callLog(
   return {
     record: (t: TokenCount) => {
       calls.push({ agent, endpoint, entityId, ...(entities > 1 ? { entities } : {}), ...t });
-      metrics.modelCall(endpoint, agent, t);
+      if (!t.remembered) metrics.modelCall(endpoint, agent, t);
     },
     /** Completion tokens of the calls recorded so far. */
     completionTokens: () => calls.reduce((n, c) => n + c.completionTokens, 0),
+    /** Whether a call was sent (not every answer came from the answer memory): only then is there usage to learn. */
+    sent: () => calls.some((c) => !c.remembered),
     async around<T>(fn: () => Promise<T>): Promise<T> {
       try {
         return await fn();

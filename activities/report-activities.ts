@@ -232,6 +232,7 @@ function usageTotals() {
   const byAgent: Record<string, TokenTotals> = {};
   const byEndpoint: Record<string, TokenTotals> = {};
   let estimated = 0;
+  let remembered = 0;
   const into = (t: TokenTotals, c: ModelCallRecord) => {
     t.calls++;
     t.promptTokens += c.promptTokens;
@@ -239,6 +240,11 @@ function usageTotals() {
   };
   return {
     add(c: ModelCallRecord) {
+      // Answered from the answer memory: no call, no tokens; counted apart.
+      if (c.remembered) {
+        remembered++;
+        return;
+      }
       into(total, c);
       into((byAgent[c.agent] ??= zero()), c);
       into((byEndpoint[c.endpoint] ??= zero()), c);
@@ -249,6 +255,7 @@ function usageTotals() {
       return {
         ...total,
         estimatedCalls: estimated,
+        remembered,
         perEntity: {
           calls: per(total.calls),
           promptTokens: per(total.promptTokens),

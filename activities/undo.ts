@@ -12,12 +12,15 @@ export interface UndoResult {
   undone: number;
   conflicts: { proposalId: string; note: string }[];
   alreadyUndone: number;
+  /** Model answers forgotten with the sweep's decisions (their requests are sent again). */
+  answersForgotten?: number;
 }
 
 /**
  * Undo one sweep's writes from the audit log, newest first. A value changed since the sweep wrote it is
  * left alone and reported as a conflict. Appends `undo` lines; running it twice undoes nothing more. The
- * catalog's memory forgets the entities written to, so the next sweep judges them again.
+ * catalog's memory forgets the entities written to, and the answer memory the model answers the sweep used, so the
+ * next sweep judges them again and asks the model again.
  */
 export async function undoSweep(
   state: string | StateStore,
@@ -93,6 +96,16 @@ export async function undoSweep(
     await store.memory.forget(memoryKeyOf(store, catalog.identity, meta.catalogName), [
       ...new Set(pending.map((w) => w.entityId)),
     ]);
+    // The model answers its decisions rest on, sent or remembered (its call records name them), go too: the next
+    // sweep asks the model again rather than repeat what was undone.
+    for (const m of metas.filter((x) => x.auditFile === meta.auditFile)) {
+      const ledger = store.ledger(m.ledgerKey);
+      const digests = new Set<string>();
+      for (const n of await ledger.pageNumbers())
+        for (const c of await ledger.calls(n)) if (c.digest) digests.add(c.digest);
+      await store.answers.forget([...digests]);
+      res.answersForgotten = (res.answersForgotten ?? 0) + digests.size;
+    }
     results.push(res);
   }
   return results;

@@ -57,7 +57,10 @@ const n = (x: number) => x.toLocaleString('en-US');
 export function modelUsageText(r: SweepReport): string {
   const u = r.modelUsage;
   if (u === undefined) return 'not recorded by this report version';
-  if (u.calls === 0) return 'no model calls';
+  const kept = u.remembered
+    ? `${n(u.remembered)} answers remembered from earlier requests (not sent again)`
+    : undefined;
+  if (u.calls === 0) return kept ? `no model calls; ${kept}` : 'no model calls';
   const group = (name: string, t: { calls: number; promptTokens: number; completionTokens: number }) =>
     `${name} ${n(t.calls)} calls, ${n(t.promptTokens)} + ${n(t.completionTokens)}`;
   const agents = Object.entries(u.byAgent).map(([a, t]) => group(a, t));
@@ -66,6 +69,7 @@ export function modelUsageText(r: SweepReport): string {
     `${n(u.calls)} calls, ${n(u.promptTokens)} prompt + ${n(u.completionTokens)} completion tokens ` +
     `(per entity: ${u.perEntity.calls} calls, ${u.perEntity.promptTokens} + ${u.perEntity.completionTokens} tokens)` +
     (u.estimatedCalls > 0 ? `, ${n(u.estimatedCalls)} calls estimated (no usage from the provider)` : '') +
+    (kept ? `, ${kept}` : '') +
     `; ${[...agents, ...endpoints].join('; ')}`
   );
 }

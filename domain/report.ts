@@ -50,6 +50,11 @@ export interface TokenTotals {
  */
 export interface ModelUsage extends TokenTotals {
   estimatedCalls: number;
+  /**
+   * Answers taken from the state store's answer memory instead of a call (a request byte for byte one answered
+   * before): not in `calls` or the tokens. Absent in reports older than it.
+   */
+  remembered?: number;
   perEntity: TokenTotals;
   /** By agent (`review` is the Arbiter's model review) and by endpoint id. */
   byAgent: Record<string, TokenTotals>;

@@ -60,6 +60,8 @@ export interface StateStore {
   readonly calibration: CalibrationBook;
   /** What earlier sweeps decided per catalog and entity, with the fingerprints it rests on (state/memory.ts). */
   readonly memory: MemoryBook;
+  /** Model answers by their request's digest, for every worker of the store: a request answered once is not sent again. */
+  readonly answers: AnswerBook;
   /** Model-call limits shared by every worker of the store (PostgreSQL); absent: each worker keeps its own. */
   readonly fleet?: FleetGate;
   close(): Promise<void>;
@@ -107,6 +109,31 @@ export interface CalibrationBook {
   save(key: string, ratios: readonly number[]): Promise<void>;
 }
 
+/**
+ * A model's answer as the provider sent it (its message content, and whether it was cut off at max_tokens), kept
+ * under the digest of the request that got it (llm/client.ts requestDigest): a request byte for byte the same is
+ * answered from here instead of being sent again. Bounded (ANSWERS_KEPT, the least recently used go first). A sweep's
+ * call records (ModelCallRecord.digest) name the answers it used, sent or remembered: undo of it forgets them.
+ */
+export interface RememberedAnswer {
+  content: string;
+  cutShort: boolean;
+}
+
+export interface AnswerBook {
+  /** The answer kept for `digest` (and it counts as used now); undefined when none is kept. */
+  recall(digest: string): Promise<RememberedAnswer | undefined>;
+  /** Keep the answer a request got (replacing one kept before for the same digest). */
+  keep(digest: string, answer: RememberedAnswer): Promise<void>;
+  /** Forget these answers (argus undo of the sweep whose calls record them): their requests are sent again. */
+  forget(digests: readonly string[]): Promise<void>;
+}
+
+/** Answers an AnswerBook keeps (a 100,000-entity model sweep makes ~35,000 calls); the least recently used go first. */
+export const ANSWERS_KEPT = 200_000;
+/** The longest answer content kept (a batch answer of 40 entities is ~10 KB); a longer one is simply not kept. */
+export const ANSWER_MAX_CHARS = 256 * 1024;
+
 /** Keys a CalibrationBook keeps: the least recently saved go first. */
 export const CALIBRATION_KEYS = 256;
 
@@ -130,6 +157,10 @@ export interface ModelCallRecord {
   promptTokens: number;
   completionTokens: number;
   estimated: boolean;
+  /** The request's digest (the key of its answer in the AnswerBook). */
+  digest?: string;
+  /** Answered from the AnswerBook: not sent, no tokens spent. */
+  remembered?: boolean;
 }
 
 export interface SweepMeta {

@@ -278,6 +278,8 @@ export async function reviewOnEvidence(
   }
   const missing = proposals.filter((p) => !byId.has(p.id)).map((p) => p.id);
   if (missing.length > 0) {
+    // Not an answer to keep: a retry asks again.
+    if (r.digest) await call.answers?.forget([r.digest]).catch(() => undefined);
     throw new MalformedOutputError({
       endpointId: call.endpoint.id,
       status: 200,

@@ -30,7 +30,9 @@ export function addUndoCommand(program: Command): void {
       else
         for (const r of res) {
           process.stdout.write(
-            `Undid ${r.undone} writes of ${r.sweepId} in ${r.catalog}${r.alreadyUndone ? ` (${r.alreadyUndone} already undone)` : ''}\n`,
+            `Undid ${r.undone} writes of ${r.sweepId} in ${r.catalog}${r.alreadyUndone ? ` (${r.alreadyUndone} already undone)` : ''}` +
+              (r.answersForgotten ? `; forgot the ${r.answersForgotten} model answers it used` : '') +
+              '\n',
           );
           for (const cf of r.conflicts) process.stdout.write(`  left alone: ${cf.proposalId}: ${cf.note}\n`);
         }

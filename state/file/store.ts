@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { StateStore, SweepMeta } from '../store';
 import { AuditLog, auditFileFor } from './audit-log';
+import { fileAnswers } from './answers';
 import { fileCalibration } from './calibration';
 import { readJson } from './fs';
 import { FileLedger } from './ledger';
@@ -22,6 +23,7 @@ export function fileStateStore(stateDir: string): StateStore {
     usage: fileUsage(stateDir),
     calibration: fileCalibration(stateDir),
     memory: fileMemory(stateDir, localExclusive),
+    answers: fileAnswers(stateDir),
     close: () => Promise.resolve(),
   };
 }

@@ -52,6 +52,12 @@ const MIGRATIONS: ((s: string) => string)[] = [
     create table ${s}.memory_entities (
       catalog_key text not null, entity_id text not null, entry jsonb not null,
       primary key (catalog_key, entity_id));`,
+  // v6: model answers by their request's digest, for the whole fleet (state/store.ts AnswerBook).
+  (s) => `
+    create table ${s}.answers (
+      digest text primary key, content text not null, cut_short boolean not null,
+      used_at timestamptz not null default now());
+    create index answers_by_use on ${s}.answers (used_at);`,
 ];
 
 /** The schema version this code writes; a store migrated further by a newer ARGUS is refused. */

@@ -6,6 +6,7 @@ import type { MemoryBook } from '../memory';
 import {
   StateStoreError,
   type AuditTrail,
+  type AnswerBook,
   type CalibrationBook,
   type FleetGate,
   type StateStore,
@@ -14,6 +15,7 @@ import {
   type UsageBook,
 } from '../store';
 import { PgAuditTrail } from './audit-trail';
+import { pgAnswers } from './answers';
 import { pgCalibration } from './calibration';
 import type { PgConnection } from './connection';
 import { pgFleetGate } from './fleet-gate';
@@ -58,6 +60,7 @@ export class PgStateStore implements StateStore, PgConnection {
   readonly fleet: FleetGate;
   readonly calibration: CalibrationBook;
   readonly memory: MemoryBook;
+  readonly answers: AnswerBook;
   readonly usage: UsageBook;
   constructor(
     readonly pool: Pool,
@@ -69,6 +72,7 @@ export class PgStateStore implements StateStore, PgConnection {
     this.fleet = pgFleetGate(this, lockPool);
     this.calibration = pgCalibration(this);
     this.memory = pgMemory(this);
+    this.answers = pgAnswers(this);
     this.usage = pgUsage(this);
   }
 

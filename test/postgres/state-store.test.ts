@@ -16,6 +16,7 @@ import {
 import { fileStateStore } from '../../state/file/store';
 import { openPgStateStore, type PgStateStore } from '../../state/postgres/store';
 import { STATE_SCHEMA_VERSION } from '../../state/postgres/schema';
+import { pgAnswers } from '../../state/postgres/answers';
 import type { Proposal } from '../../domain/proposal';
 import { startPostgres, type PgServer } from '../support/postgres';
 import { Pacer } from '../../llm/pacer';
@@ -227,6 +228,39 @@ describe('the calibration book in the PostgreSQL store', () => {
     } finally {
       await c.end();
     }
+  });
+});
+
+describe('the answer memory, in both stores', () => {
+  test.each(stores)(
+    '%s: an answer kept by one worker is recalled by another; forgotten, it is gone',
+    async (_n, open) => {
+      const a = await open();
+      const b = a.kind === 'postgres' ? await open() : a;
+      const d = (i: number) => `${'ab'}${i.toString(16).padStart(30, '0')}`;
+      expect(await b.answers.recall(d(1))).toBeUndefined();
+      await a.answers.keep(d(1), { content: '{"ok":true}', cutShort: false });
+      await a.answers.keep(d(2), { content: '{"entities":[', cutShort: true });
+      // Kept again (a retry that was answered anew): the newer answer replaces it.
+      await a.answers.keep(d(1), { content: '{"ok":false}', cutShort: false });
+      expect(await b.answers.recall(d(1))).toEqual({ content: '{"ok":false}', cutShort: false });
+      expect(await b.answers.recall(d(2))).toEqual({ content: '{"entities":[', cutShort: true });
+      await b.answers.forget([d(1), d(3)]);
+      expect(await a.answers.recall(d(1))).toBeUndefined();
+      expect(await a.answers.recall(d(2))).toBeDefined();
+    },
+  );
+
+  test('PostgreSQL keeps at most its bound, the least recently used going first', async () => {
+    const store = await pg(`ans_${process.pid}`);
+    const book = pgAnswers(store, 3);
+    const d = (i: number) => i.toString(16).padStart(32, '0');
+    for (const i of [1, 2, 3]) await book.keep(d(i), { content: `{"n":${i}}`, cutShort: false });
+    await book.recall(d(1));
+    for (const i of [4, 5, 6]) await book.keep(d(i), { content: `{"n":${i}}`, cutShort: false });
+    const left = [];
+    for (const i of [1, 2, 3, 4, 5, 6]) if (await book.recall(d(i))) left.push(i);
+    expect(left).toEqual([4, 5, 6]);
   });
 });
 

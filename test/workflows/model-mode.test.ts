@@ -16,6 +16,7 @@ import type { SweepInput, EndpointConfig } from '../../domain/sweep';
 import type { AuditEntry } from '../../state/store';
 import { SK } from '../support/fake-secrets';
 import { LEAD_BATCHES } from '../../workflows/lead-batches';
+import { undoSweep } from '../../activities/undo';
 
 // Model-mode regressions from the seed story, on a real dev server against a real loopback HTTP provider.
 let fp: FakeProvider;
@@ -389,3 +390,64 @@ describe('batched model calls', () => {
     },
   );
 });
+
+describe('answers remembered by their request', () => {
+  test('a full sweep sends no request answered before; undo of the sweep forgets its answers and they are asked again', async () => {
+    const file = smallCatalog('remembered', 10);
+    // A model id of its own: no other test of this worker's state store asked these requests.
+    const ep = { ...endpoint('a', 'ok'), model: 'fake-model-remembered' };
+    const input: SweepInput = {
+      catalog: { kind: 'file', path: file },
+      review: 'model',
+      agentBackend: 'model',
+      endpoints: [ep],
+    };
+    const first = await sweep(input);
+    expect(stats('ok')!.answered).toBeGreaterThan(0);
+    expect(first.modelUsage.calls).toBe(stats('ok')!.answered);
+    expect(first.written).toBeGreaterThan(0);
+    // What the first sweep's writes changed is asked once, by the next full sweep (the requests carry the new text).
+    await sweep({ ...input, incremental: false });
+
+    // Judging everything again, as after an upgrade: every request is one answered before, and none is sent.
+    fp.reset();
+    const full = await sweep({ ...input, incremental: false });
+    expect(full.partial).toBe(false);
+    expect(stats('ok')?.answered ?? 0).toBe(0);
+    expect(full.modelUsage.calls).toBe(0);
+    expect(full.modelUsage.remembered).toBeGreaterThan(0);
+    expect(full.written).toBe(0);
+    expect(full.outcomes.not_reviewed).toBe(0);
+    const used = new Set(callDigests(full.sweepId));
+    expect(used.size).toBeGreaterThan(0);
+
+    // Undo of that sweep forgets the answers its decisions rest on: the next sweep asks each of them again.
+    const [undo] = await undoSweep(w.tw.stateDir, full.sweepId);
+    expect(undo?.answersForgotten).toBe(used.size);
+    fp.reset();
+    const again = await sweep({ ...input, incremental: false });
+    expect(new Set(callDigests(again.sweepId))).toEqual(used);
+    expect(again.modelUsage.calls).toBe(full.modelUsage.remembered);
+    expect(stats('ok')!.answered).toBe(again.modelUsage.calls);
+    expect(again.modelUsage.remembered ?? 0).toBe(0);
+    expect(again.written).toBe(0);
+    expect(again.proposals.map((p) => [p.id, p.outcome])).toEqual(full.proposals.map((p) => [p.id, p.outcome]));
+  });
+});
+
+/** The digests a sweep's call records name, read from its ledger's page folders. */
+function callDigests(sweepId: string): string[] {
+  const root = path.join(w.tw.stateDir, 'sweeps');
+  const out: string[] = [];
+  for (const run of readdirSync(root)) {
+    const meta = JSON.parse(readFileSync(path.join(root, run, 'meta.json'), 'utf8')) as { sweepId: string };
+    if (meta.sweepId !== sweepId) continue;
+    for (const page of readdirSync(path.join(root, run, 'pages')))
+      for (const f of readdirSync(path.join(root, run, 'pages', page)).filter((x) => /^calls-.*\.json$/.test(x)))
+        for (const c of JSON.parse(readFileSync(path.join(root, run, 'pages', page, f), 'utf8')) as {
+          digest?: string;
+        }[])
+          if (c.digest) out.push(c.digest);
+  }
+  return out;
+}
