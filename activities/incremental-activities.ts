@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { CatalogAdapter } from '../catalog/adapter';
 import type { CatalogEntity } from '../domain/catalog';
-import { digest64 } from '../domain/digest';
-import type { Outcome } from '../domain/proposal';
+import { digest64, proposalContentKey } from '../domain/digest';
+import type { Outcome, ProposalChange } from '../domain/proposal';
 import { passOfPage } from '../domain/sweep';
 import {
   addVector,
@@ -64,6 +64,11 @@ export const fingerprintsDocName = (round: number) => `fingerprints-${round}`;
 export const selectionDocName = (round: number) => `selection-${round}`;
 export const statsBeforeDocName = 'stats-before';
 export const settledDocName = (round: number) => `settled-${round}`;
+/**
+ * People's decisions the memory kept under another judgment key, on entities whose evidence is unchanged: they stand
+ * (their proposals, by what they would do, are not proposed again) and the memory keeps them.
+ */
+export const peoplesDecisionsDocName = 'peoples-decisions';
 /** A pass's entities whose own ARGUS-written text alone changed: only the PII classifier reads that again. */
 export const piiOnlyDocName = (round: number) => `pii-only-${round}`;
 /** A pass's entities only what they read of others changed for: every agent but the PII classifier judges them. */
@@ -125,8 +130,11 @@ export async function markSettled(
   if (ids.length) await ledger.writeDoc(settledPageDocName(page), ids);
 }
 
-/** Proposals of a page without those an earlier pass of the sweep settled (none on a first-pass page). */
-export async function unsettledProposals<T extends { id: string }>(
+/**
+ * Proposals of a page without those already settled: by an earlier pass of the sweep or an earlier sweep (their
+ * ids), or by a person's decision on what they would do (their content keys, `c-…`).
+ */
+export async function unsettledProposals<T extends { id: string; entityId: string; change: ProposalChange }>(
   ledger: SweepLedger,
   page: number,
   proposals: T[],
@@ -134,7 +142,18 @@ export async function unsettledProposals<T extends { id: string }>(
   const settled = await ledger.doc<string[]>(settledPageDocName(page));
   if (!settled?.length) return proposals;
   const skip = new Set(settled);
-  return proposals.filter((p) => !skip.has(p.id));
+  const byContent = settled.some((k) => k.startsWith('c-'));
+  return proposals.filter((p) => !skip.has(p.id) && !(byContent && skip.has(proposalContentKey(p.entityId, p.change))));
+}
+
+/** A person's decision as the memory keeps it: with what the proposal would do, who decided and when. */
+function peoplesDecision(
+  p: { id: string; entityId: string; change: ProposalChange },
+  d: 'approved' | 'rejected',
+  reviewer: string,
+  at: string,
+): RememberedDecision {
+  return [p.id, d, 'human', proposalContentKey(p.entityId, p.change), reviewer.replace(/^human:/, ''), at];
 }
 const MAX_GONE_IDS = 100_000;
 
@@ -470,12 +489,12 @@ export async function previewChanges(
   store: StateStore,
   catalog: CatalogAdapter,
   catalogName: string,
-  opts: { judgment: JudgmentSettings; incremental: boolean; goneLimit: number },
+  opts: { judgment: JudgmentSettings; incremental: boolean; goneLimit: number; rulesVersion?: string },
 ): Promise<ReturnType<typeof classify>> {
   const ctx = await catalogContext(catalog);
   const ids = (await catalog.snapshot()).ids;
   const memory = await loadMemory(store, memoryKeyOf(store, catalog.identity, catalogName));
-  const jk = judgmentKey(opts.judgment);
+  const jk = judgmentKey(opts.judgment, opts.rulesVersion);
   // As the sweep does: a record the memory kept (under this judgment key) byte for byte is not read again.
   const remembered = memory.status === 'ok' && memory.doc.judgmentKey === jk ? memory.doc.entities : {};
   const { fingerprints } = await scanCatalog(catalog, ids, ctx, false, remembered);
@@ -544,6 +563,9 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         // rejection is reviewed again, on the changed evidence.
         const selected = new Set(changed);
         const settled: Record<string, string[]> = {};
+        // What stood at the sweep's start (people's decisions above all) stands in every pass.
+        const atStart = (await ledger.doc<Record<string, string[]>>(settledDocName(0))) ?? {};
+        for (const id of changed) if (atStart[id]?.length) settled[id] = [...atStart[id]];
         for (const n of await ledger.pageNumbers()) {
           const outcomes = new Map(
             (await ledger.outcomes(n).catch(() => [] as Outcome[])).map((o) => [o.proposalId, o]),
@@ -569,6 +591,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
           models: [],
           overwriteHumanText: false,
         },
+        deps.rulesVersion,
       );
       // Figures remembered under the same judgment key were counted by the same code (catalog-stats is judgment).
       const remembered = memory.status === 'ok' && memory.doc.judgmentKey === jk ? memory.doc.entities : {};
@@ -606,6 +629,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       }
       await writeScopes(ledger, 0, scopes);
       // A person's rejection stands while the entity is judged again for other reasons: it is not proposed again.
+      let peopleStand = 0;
       if (memory.status === 'ok' && memory.doc.judgmentKey === jk) {
         const settled: Record<string, string[]> = {};
         for (const id of toJudge) {
@@ -616,7 +640,26 @@ export function createIncrementalActivities(deps: ActivityDeps) {
           if (rejected.length) settled[id] = rejected.map(([pid]) => pid);
         }
         await ledger.writeDoc(settledDocName(0), settled);
+      } else if (memory.status === 'ok') {
+        // Under another judgment key (an upgrade, a setting changed) a person's decision still stands while the
+        // entity's evidence is what it was when they decided: a proposal that would do the same is not made again,
+        // however the new rules word it.
+        const settled: Record<string, string[]> = {};
+        const carried: Record<string, RememberedDecision[]> = {};
+        for (const id of toJudge) {
+          const m = memory.doc.entities[id];
+          if (!m || m.fp !== fingerprints.get(id)) continue;
+          const people = (m.d ?? []).filter(([, , stage, content]) => stage === 'human' && content !== undefined);
+          if (people.length === 0) continue;
+          settled[id] = people.map(([, , , content]) => content!);
+          carried[id] = people;
+          peopleStand += people.length;
+        }
+        await ledger.writeDoc(settledDocName(0), settled);
+        await ledger.writeDoc(peoplesDecisionsDocName, carried);
       }
+      if (peopleStand > 0)
+        doc.note = `${doc.note ?? ''}; ${peopleStand} decisions people made on entities unchanged since stand`;
       await ledger.writeDoc(incrementalDocName, {
         ...doc,
         memoryKey,
@@ -664,6 +707,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       const failed = new Set(input.failedEntities);
       const entries: Record<string, MemoryEntry> = {};
       const decisions = new Map<string, Map<string, RememberedDecision>>();
+      const now = new Date().toISOString();
       // Each entity's own fingerprint and figures as the sweep left them: after its page's last write, else as the
       // first pass's scan counted them (absent: as the memory already had them).
       const figures: Record<string, [string, StatsVector]> = {
@@ -697,7 +741,10 @@ export function createIncrementalActivities(deps: ActivityDeps) {
           let m = decisions.get(p.entityId);
           if (!m) decisions.set(p.entityId, (m = new Map()));
           m.delete(p.id);
-          m.set(p.id, [p.id, d, o!.reviewer.startsWith('human:') ? 'human' : o!.reviewer]);
+          m.set(
+            p.id,
+            o!.reviewer.startsWith('human:') ? peoplesDecision(p, d, o!.reviewer, now) : [p.id, d, o!.reviewer],
+          );
         }
         for (const id of ids) {
           const prints = unpack(fps[round]?.[id]);
@@ -737,6 +784,16 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       for (const [id, e] of Object.entries(entries)) {
         const rec = recordOf(id, e.o);
         if (rec) e.rec = rec;
+      }
+      // People's decisions kept under the judgment key before this one, on unchanged evidence: they stood in this
+      // sweep (nothing proposed them again) and stay remembered.
+      const carried = (await ledger.doc<Record<string, RememberedDecision[]>>(peoplesDecisionsDocName)) ?? {};
+      for (const [id, kept] of Object.entries(carried)) {
+        const e = entries[id];
+        if (!e) continue;
+        const own = new Set((e.d ?? []).map(([, , , c]) => c).filter(Boolean));
+        const stand = kept.filter(([, , , c]) => c && !own.has(c));
+        if (stand.length) e.d = [...stand, ...(e.d ?? [])].slice(-MEMORY_DECISIONS_PER_ENTITY);
       }
       // People's rejections stay remembered while the entity is judged again (they were not proposed again).
       const deletes = inc.failSafe ? [] : inc.goneIds;

@@ -60,7 +60,7 @@ export function workerRulesVersion(): string {
 }
 
 /** The sweep's judgment key: rules version plus its settings. Memory under another key is not used. */
-export function judgmentKey(s: JudgmentSettings, rules = workerRulesVersion()): string {
+export function judgmentKey(s: JudgmentSettings, rules: string = workerRulesVersion()): string {
   const models = s.agentBackend === 'model' || s.review === 'model' ? s.models : [];
   return `${rules}-${digest64(
     stableJson({

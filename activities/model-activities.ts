@@ -300,6 +300,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
           judgment: judgmentSettingsOf(cfg),
           incremental: cfg.incremental,
           goneLimit: cfg.goneLimit,
+          ...(deps.rulesVersion ? { rulesVersion: deps.rulesVersion } : {}),
         });
         only = toJudge;
         incremental = { ...counts, ...(note ? { note } : {}), ...(failSafe ? { failSafe } : {}) };

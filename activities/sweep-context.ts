@@ -12,6 +12,11 @@ export interface ActivityDeps {
   catalogs: CatalogAdapterFactory;
   /** Where activities count their work for operators (activities/metrics.ts); absent: nothing is counted. */
   metrics?: SweepMetrics;
+  /**
+   * The version of the rules this worker judges by (activities/judgment-key.ts); absent: the digest of its rule
+   * sources. Given by tests and benches that stand for an upgraded worker.
+   */
+  rulesVersion?: string;
 }
 
 const fileStores = new Map<string, StateStore>();

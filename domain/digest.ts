@@ -60,3 +60,17 @@ export function proposalId(catalog: string, entityId: string, change: unknown): 
   const c = change as { kind?: string };
   return `p-${c.kind ?? 'x'}-${digest64(`${catalog}\u0000${entityId}\u0000${stableJson(change)}`)}`;
 }
+
+/**
+ * What a proposal would do, apart from how it says why: its kind and target, and what it writes (a tag's category,
+ * a description's text, a lineage edge), never its explanation, confidence or reading. Equal for a proposal an
+ * upgraded rule words differently: a person's decision on it stands (state/memory.ts RememberedDecision).
+ */
+export function proposalContentKey(entityId: string, change: unknown): string {
+  const c = change as Record<string, unknown>;
+  const what: Record<string, unknown> = { kind: c.kind, target: c.target, column: c.column };
+  if (c.kind === 'pii_tag') what.category = c.category;
+  else if (c.kind === 'lineage_flag') Object.assign(what, { finding: c.finding, upstream: c.upstream });
+  else what.text = c.text;
+  return `c-${digest64(`${entityId}\u0000${stableJson(what)}`)}`;
+}

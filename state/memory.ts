@@ -6,8 +6,19 @@ export const MEMORY_VERSION = 1;
 /** Decisions kept per entity: a wide table's tags beyond it are simply proposed and decided again. */
 export const MEMORY_DECISIONS_PER_ENTITY = 200;
 
-/** A remembered decision: proposal id, outcome, the stage that decided it (gate, model, human). */
-export type RememberedDecision = [proposalId: string, decision: 'approved' | 'rejected', stage: string];
+/**
+ * A remembered decision: proposal id, outcome, the stage that decided it (gate, model, human); a person's also keeps
+ * what the proposal would do (domain/digest.ts proposalContentKey), its reviewer and when: it stands after an upgrade
+ * or a change of settings while the entity's evidence is unchanged, however the new rules word the proposal.
+ */
+export type RememberedDecision = [
+  proposalId: string,
+  decision: 'approved' | 'rejected',
+  stage: string,
+  content?: string,
+  reviewer?: string,
+  at?: string,
+];
 
 /**
  * MemoryEntry.rec: the record's digest; the entity's own, PII and evidence prints; its upstream, SQL tables and

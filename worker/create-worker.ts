@@ -35,6 +35,8 @@ export interface ArgusWorkerOptions {
   store?: StateStore;
   /** ARGUS's counters and tracing (worker/telemetry.ts, started before the connection); absent: neither. */
   telemetry?: Pick<WorkerTelemetry, 'metrics' | 'tracing'>;
+  /** The rules version to judge by (an upgraded worker, in tests); absent: the digest of this worker's rule sources. */
+  rulesVersion?: string;
 }
 
 /** Build an ARGUS worker: every workflow and activity, on the configured task queue. */
@@ -60,6 +62,7 @@ export async function createArgusWorker(opts: ArgusWorkerOptions): Promise<Worke
       }),
       env,
       ...(metrics ? { metrics } : {}),
+      ...(opts.rulesVersion ? { rulesVersion: opts.rulesVersion } : {}),
     }),
     interceptors: {
       activity: [heartbeatInterceptor, ...(tracing?.activityInterceptors ?? [])],

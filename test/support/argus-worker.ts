@@ -54,6 +54,8 @@ export async function startTestWorker(
   env: NodeJS.ProcessEnv = process.env,
   stateDir: string = mkdtempSync(path.join(os.tmpdir(), 'argus-state-')),
   telemetry?: ArgusWorkerOptions['telemetry'],
+  /** The rules version the worker judges by (an upgraded worker); absent: its rule sources' digest. */
+  rulesVersion?: string,
 ): Promise<TestWorker> {
   installQuietRuntime();
   const connection = await NativeConnection.connect({ address: testAddress() });
@@ -69,6 +71,7 @@ export async function startTestWorker(
     workflowBundle: bundle,
     env,
     ...(telemetry ? { telemetry } : {}),
+    ...(rulesVersion ? { rulesVersion } : {}),
   });
   const run = worker.run();
   let closed = false;
