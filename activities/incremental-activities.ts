@@ -24,7 +24,7 @@ import {
 import type { AgentName } from '../domain/proposal';
 import type { CatalogContext } from '../judgment/catalog-context';
 import { catalogContext } from './catalog-access';
-import { judgmentKey, type JudgmentSettings } from './judgment-key';
+import { agentsToRejudge, judgmentKey, type JudgmentSettings } from './judgment-key';
 import {
   isRecordPrints,
   MEMORY_DECISIONS_PER_ENTITY,
@@ -57,6 +57,14 @@ export interface IncrementalDoc {
   failSafe?: string;
   /** The catalog has record digests (the ledger's kept prints carry them, for the memory's `rec`). */
   recordDigests?: boolean;
+  /**
+   * The memory's judgment key when only some agents' settings changed since (agentsToRejudge): its entries stay,
+   * the sweep's replace those of the entities it judged.
+   */
+  keepFrom?: string;
+  /** Those agents: the only ones that judge again the entities unchanged since the memory (`agentsOnly`). */
+  rejudgedBy?: AgentName[];
+  agentsOnly?: string[];
 }
 
 export const incrementalDocName = 'incremental';
@@ -430,7 +438,12 @@ export function classify(
 ): Omit<IncrementalDoc, 'memoryKey'> & { toJudge: string[] } {
   const doc = memory.status === 'ok' ? memory.doc : undefined;
   const sameKey = doc?.judgmentKey === opts.judgmentKey;
-  const carry = opts.incremental && sameKey;
+  // Only some agents' own settings changed (value sampling, overwriteHumanText, the agent list): an unchanged entity
+  // is judged by those agents alone, or carried over when none of them runs.
+  const rejudge = doc && !sameKey ? agentsToRejudge(doc.judgmentKey, opts.judgmentKey) : 'all';
+  const someAgents = !sameKey && rejudge !== 'all' ? rejudge : undefined;
+  const carry = opts.incremental && (sameKey || someAgents !== undefined);
+  const agentsOnly: string[] = [];
   const counts = { new: 0, changed: 0, unchanged: 0, gone: 0, carriedOver: 0, judged: 0 };
   const toJudge: string[] = [];
   const present = new Set(ids);
@@ -441,8 +454,11 @@ export function classify(
     else {
       counts.unchanged++;
       if (carry && e.final) {
-        counts.carriedOver++;
-        continue;
+        if (someAgents?.length) agentsOnly.push(id);
+        else {
+          counts.carriedOver++;
+          continue;
+        }
       }
     }
     toJudge.push(id);
@@ -459,6 +475,12 @@ export function classify(
   let note: string | undefined;
   if (memory.status === 'untrusted') note = `memory not used: ${memory.why}; every entity judged, the memory rewritten`;
   else if (memory.status === 'none') note = 'no memory of this catalog yet: every entity judged';
+  else if (someAgents !== undefined && opts.incremental)
+    note =
+      someAgents.length > 0
+        ? `the settings of ${someAgents.join(', ')} changed since the memory was written: ${agentsOnly.length} ` +
+          'unchanged entities judged again by those agents alone'
+        : 'an agent was dropped since the memory was written: nothing judged again for it';
   else if (!sameKey)
     note =
       'the judgment changed since the memory was written (rules, prompts, models, review mode or settings): every entity judged';
@@ -472,7 +494,9 @@ export function classify(
   return {
     judgmentKey: opts.judgmentKey,
     incremental: opts.incremental,
-    replace: memory.status !== 'ok' || !sameKey,
+    replace: memory.status !== 'ok' || (!sameKey && someAgents === undefined),
+    ...(someAgents !== undefined && doc ? { keepFrom: doc.judgmentKey } : {}),
+    ...(someAgents?.length && agentsOnly.length ? { rejudgedBy: someAgents, agentsOnly } : {}),
     counts,
     goneIds: goneIds.slice(0, MAX_GONE_IDS),
     ...(note ? { note } : {}),
@@ -593,8 +617,10 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         },
         deps.rulesVersion,
       );
-      // Figures remembered under the same judgment key were counted by the same code (catalog-stats is judgment).
-      const remembered = memory.status === 'ok' && memory.doc.judgmentKey === jk ? memory.doc.entities : {};
+      // Figures remembered under the same rules and shared settings were counted by the same code (catalog-stats is
+      // judgment): the same judgment key, or one only some agents' own settings set apart.
+      const sameRules = memory.status === 'ok' && agentsToRejudge(memory.doc.judgmentKey, jk) !== 'all';
+      const remembered = memory.status === 'ok' && sameRules ? memory.doc.entities : {};
       const scan = await scanCatalog(catalog, ids, ctx, true, remembered);
       const { fingerprints, prints, stats, fresh, vectors } = scan;
       await ledger.writeDoc(statsBeforeDocName, stats);
@@ -622,15 +648,29 @@ export function createIncrementalActivities(deps: ActivityDeps) {
           const m = memory.doc.entities[id];
           if (!m?.p || !m.final) continue;
           const scope = rejudgeScope(unpack(`${m.fp} ${m.p}`), prints.get(id));
+          // An agent whose settings changed judges every entity judged (a scope that leaves it out is not taken).
+          const by = doc.rejudgedBy ?? [];
+          const needsPii = by.includes('pii-classifier');
+          const needsOthers = by.some((a) => a !== 'pii-classifier');
           // A change to ARGUS's own tags between sweeps (a person removed one) is read by the PII classifier.
-          if (scope === 'pii' || scope === 'absorbed') scopes.piiOnly.push(id);
-          else if (scope === 'readers') scopes.readersOnly.push(id);
+          if ((scope === 'pii' || scope === 'absorbed') && !needsOthers) scopes.piiOnly.push(id);
+          else if (scope === 'readers' && !needsPii) scopes.readersOnly.push(id);
+        }
+        // Unchanged entities judged again only for the agents whose settings changed.
+        const by = doc.rejudgedBy ?? [];
+        const only = new Set(doc.agentsOnly ?? []);
+        if (only.size > 0) {
+          const drop = (list: string[]) => list.filter((id) => !only.has(id));
+          scopes.piiOnly = drop(scopes.piiOnly);
+          scopes.readersOnly = drop(scopes.readersOnly);
+          if (by.length === 1 && by[0] === 'pii-classifier') scopes.piiOnly.push(...only);
+          else if (!by.includes('pii-classifier')) scopes.readersOnly.push(...only);
         }
       }
       await writeScopes(ledger, 0, scopes);
       // A person's rejection stands while the entity is judged again for other reasons: it is not proposed again.
       let peopleStand = 0;
-      if (memory.status === 'ok' && memory.doc.judgmentKey === jk) {
+      if (memory.status === 'ok' && (memory.doc.judgmentKey === jk || doc.keepFrom !== undefined)) {
         const settled: Record<string, string[]> = {};
         for (const id of toJudge) {
           // Approved ones are in the catalog (an undo forgets the entity); a person's rejection stands.
@@ -799,11 +839,11 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       const deletes = inc.failSafe ? [] : inc.goneIds;
       const figured = Object.keys(figures).length > 0;
       // Nothing judged, counted or gone (an unchanged catalog): the memory stays as it is, unread and unwritten.
-      if (!inc.replace && Object.keys(entries).length === 0 && !figured && deletes.length === 0)
+      if (!inc.replace && !inc.keepFrom && Object.keys(entries).length === 0 && !figured && deletes.length === 0)
         return { remembered: 0, forgotten: 0 };
       if (!inc.replace) {
         const old = await loadMemory(store, inc.memoryKey);
-        if (old.status === 'ok' && old.doc.judgmentKey === inc.judgmentKey) {
+        if (old.status === 'ok' && (old.doc.judgmentKey === inc.judgmentKey || old.doc.judgmentKey === inc.keepFrom)) {
           for (const [id, e] of Object.entries(entries)) {
             const was = old.doc.entities[id];
             const kept = (was?.d ?? []).filter(
@@ -839,6 +879,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         judgmentKey: inc.judgmentKey,
         sweepId: input.sweepId,
         replace: inc.replace,
+        ...(inc.keepFrom ? { keepFrom: inc.keepFrom } : {}),
         upserts: entries,
         deletes,
       });

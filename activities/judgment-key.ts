@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { digest64, stableJson } from '../domain/digest';
 import { projectRoot } from './paths';
 import type { JudgmentSettings } from '../domain/sweep';
+import type { AgentName } from '../domain/proposal';
 
 export type { JudgmentSettings };
 
@@ -59,18 +60,57 @@ export function workerRulesVersion(): string {
   return (cached ??= rulesVersion());
 }
 
-/** The sweep's judgment key: rules version plus its settings. Memory under another key is not used. */
+/** Each agent's one-letter mark in a judgment key. */
+const AGENT_MARKS: Record<AgentName, string> = {
+  'description-drafter': 'd',
+  'lineage-checker': 'l',
+  'pii-classifier': 'p',
+};
+
+/** What one agent's decisions rest on besides the rules and the settings every agent shares. */
+function agentSettings(agent: string, s: JudgmentSettings): Record<string, unknown> {
+  if (agent === 'description-drafter') return { overwriteHumanText: s.overwriteHumanText };
+  if (agent === 'pii-classifier') return { sampleRows: s.sampleRows ?? null };
+  return {};
+}
+
+/**
+ * The sweep's judgment key: `<rules version>-<digest of the shared settings>~<one part per agent>`. The shared
+ * settings (agent backend, review mode, models, human-review kinds) decide every outcome; an agent's part holds the
+ * settings only its decisions rest on (the drafter's `overwriteHumanText`, the PII classifier's `sampleRows`), and
+ * an agent not run has none. agentsToRejudge reads two keys apart.
+ */
 export function judgmentKey(s: JudgmentSettings, rules: string = workerRulesVersion()): string {
   const models = s.agentBackend === 'model' || s.review === 'model' ? s.models : [];
-  return `${rules}-${digest64(
+  const shared = digest64(
     stableJson({
       agentBackend: s.agentBackend,
-      agents: [...s.agents].sort(),
       review: s.review,
       models,
       humanReviewKinds: s.humanReviewKinds ? [...s.humanReviewKinds].sort() : null,
-      overwriteHumanText: s.overwriteHumanText,
-      sampleRows: s.sampleRows ?? null,
     }),
-  )}`;
+  );
+  const agents = [...new Set(s.agents)]
+    .sort()
+    .map((a) => `${AGENT_MARKS[a as AgentName] ?? a}${digest64(stableJson(agentSettings(a, s))).slice(0, 8)}`);
+  return `${rules}-${shared}~${agents.join('.')}`;
+}
+
+/**
+ * What must judge again an entity unchanged since it was judged under the key `before`, now that the key is `now`:
+ * nothing when they are equal; `all` when the rules or a shared setting changed (or `before` is of an older form);
+ * else the agents whose own settings changed or that were not run then (none when an agent was only dropped).
+ */
+export function agentsToRejudge(before: string, now: string): 'all' | AgentName[] {
+  if (before === now) return [];
+  const [base, parts] = before.split('~');
+  const [nowBase, nowParts] = now.split('~');
+  if (parts === undefined || nowParts === undefined || base !== nowBase) return 'all';
+  const had = new Set(parts.split('.'));
+  const out: AgentName[] = [];
+  for (const [agent, mark] of Object.entries(AGENT_MARKS) as [AgentName, string][]) {
+    const part = nowParts.split('.').find((p) => p.startsWith(mark));
+    if (part !== undefined && !had.has(part)) out.push(agent);
+  }
+  return out;
 }

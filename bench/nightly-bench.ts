@@ -1,7 +1,9 @@
 // npm run bench:nightly [-- --json] [--modes rules,model] [--sizes N,M] [--latency-ms 300] [--concurrency 8]
-// Three nights of incremental sweeps of one generated file catalog, on a throwaway dev server with one worker
+// Four nights of incremental sweeps of one generated file catalog, on a throwaway dev server with one worker
 // process (compiled code) and one state folder kept across the nights, so the sweeps' memory carries:
-// night 1 a fresh catalog, night 2 the same catalog untouched, night 3 after a seeded edit of 1 % of its entities.
+// night 1 a fresh catalog, night 2 the same catalog untouched, night 3 after a seeded edit of 1 % of its entities,
+// night 4 after an upgrade: a comment appended to a rule source (judgment/words.ts, put back afterwards) changes the
+// rules version and no decision, and the worker is restarted on it.
 // `rules`: no model (rules agents, mechanical review); `model`: all three agents and the review on the fake provider.
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,7 +29,36 @@ const DEFAULT_SIZES: Record<Mode, number[]> = { rules: [10_000, 100_000], model:
 /** Share of the entities night 3 edits, and the seed that picks them and the edits. */
 const CHANGED_SHARE = 0.01;
 const CHANGE_SEED = 20_240_601;
-const TARGETS = { night2Calls: 0, night2Written: 0, night2WallShareMax: 0.1, night3CallShareMax: 0.03 } as const;
+const TARGETS = {
+  night2Calls: 0,
+  night2Written: 0,
+  night2WallShareMax: 0.1,
+  night3CallShareMax: 0.03,
+  night4CallShareMax: 0.05,
+  night4Written: 0,
+} as const;
+/** The rule source night 4's upgrade appends a comment to, and the comment. */
+const UPGRADED_SOURCE = path.join(ROOT, 'judgment', 'words.ts');
+const UPGRADE_COMMENT = '\n// bench:nightly night 4: an upgrade that changes no decision\n';
+
+/** Append the upgrade's comment to the rule source; returns how to put the file back (also run if the bench dies). */
+function upgradeRules(): () => void {
+  const original = readFileSync(UPGRADED_SOURCE, 'utf8');
+  let restored = false;
+  const restore = () => {
+    if (restored) return;
+    restored = true;
+    writeFileSync(UPGRADED_SOURCE, original);
+  };
+  process.once('exit', restore);
+  for (const sig of ['SIGINT', 'SIGTERM'] as const)
+    process.once(sig, () => {
+      restore();
+      process.exit(130);
+    });
+  writeFileSync(UPGRADED_SOURCE, original + UPGRADE_COMMENT);
+  return restore;
+}
 /** The heap a worker gets from `npm run worker` and the image, as in bench/sweep-bench.ts. */
 const WORKER_HEAP_MB = Number(process.env.ARGUS_WORKER_HEAP_MB || 1024);
 /** Requests the fake provider receives between resets of its counters (see rollover). */
@@ -267,7 +298,8 @@ async function main(): Promise<void> {
                 modelConcurrency: concurrency,
               };
         const taskQueue = `bench-nightly-${Date.now()}-${mode}-${n}`;
-        const worker = await startWorker(server.address, taskQueue, path.join(dir, 'state'));
+        let worker = await startWorker(server.address, taskQueue, path.join(dir, 'state'));
+        let restoreRules: (() => void) | undefined;
         const nights: Night[] = [];
         let edits: Edits | undefined;
         let coldStartMs: number;
@@ -283,7 +315,14 @@ async function main(): Promise<void> {
             args: [sweepInput(warmup, 'warmup-model')],
           });
           coldStartMs = Math.round(performance.now() - tw);
-          for (const night of [1, 2, 3]) {
+          for (const night of [1, 2, 3, 4]) {
+            if (night === 4) {
+              // The upgrade: a new rules version (a comment in a rule source), on a worker started on it.
+              restoreRules = upgradeRules();
+              await killTree(worker);
+              worker = await startWorker(server.address, taskQueue, path.join(dir, 'state'));
+              say(`bench:nightly: ${mode} ${n}: upgraded the rules (a comment in judgment/words.ts), worker restarted`);
+            }
             if (night === 3) {
               if (process.env.ARGUS_BENCH_KEEP) copyFileSync(file, path.join(dir, 'before-night3.json'));
               edits = editCatalog(file);
@@ -332,32 +371,41 @@ async function main(): Promise<void> {
             say(`bench:nightly: ${lines[lines.length - 1]!.replace(/ +/g, ' ')}`);
           }
         } finally {
+          restoreRules?.();
           await killTree(worker);
           if (process.env.ARGUS_BENCH_KEEP) say(`bench:nightly: kept ${dir}`);
           else rmSync(dir, { recursive: true, force: true });
         }
-        const [n1, n2, n3] = nights as [Night, Night, Night];
+        const [n1, n2, n3, n4] = nights as [Night, Night, Night, Night];
         const night2WallShare = round(n2.wallMs / n1.wallMs, 3);
         // No call on night 1 (rules) means none is allowed on night 3 either.
         const night3CallShare = n1.calls > 0 ? round(n3.calls / n1.calls, 4) : n3.calls > 0 ? null : 0;
+        const night4CallShare = n1.calls > 0 ? round(n4.calls / n1.calls, 4) : n4.calls > 0 ? null : 0;
         const targets = {
           ...TARGETS,
           night2WallShare,
           night3CallShare,
-          // Not a target: how much of the catalog night 3 judged for its 1 % edit.
+          night4CallShare,
+          // Not targets: how much of the catalog night 3 judged for its 1 % edit, night 4's wall against night 1's.
           night3JudgedShare: round(n3.judged / n, 4),
+          night4WallShare: round(n4.wallMs / n1.wallMs, 3),
           met: {
             night2Calls: n2.calls === TARGETS.night2Calls,
             night2Written: n2.written === TARGETS.night2Written,
             night2WallShare: night2WallShare <= TARGETS.night2WallShareMax,
             night3CallShare: night3CallShare !== null && night3CallShare <= TARGETS.night3CallShareMax,
+            night4CallShare: night4CallShare !== null && night4CallShare <= TARGETS.night4CallShareMax,
+            night4Written: n4.written === TARGETS.night4Written,
           },
         };
         lines.push(
           `${mode.padEnd(5)} ${String(n).padStart(7)}  targets: night 2 calls ${n2.calls} (${targets.met.night2Calls}), ` +
             `writes ${n2.written} (${targets.met.night2Written}), wall ${Math.round(night2WallShare * 100)} % of night 1 ` +
             `(<= 10 %: ${targets.met.night2WallShare}); night 3 calls ${night3CallShare === null ? 'some (none on night 1)' : `${round(night3CallShare * 100, 2)} %`} of night 1 ` +
-            `(<= 3 %: ${targets.met.night3CallShare}); night 3 judged ${round(targets.night3JudgedShare * 100, 2)} % of the catalog`,
+            `(<= 3 %: ${targets.met.night3CallShare}); night 3 judged ${round(targets.night3JudgedShare * 100, 2)} % of the catalog; ` +
+            `night 4 (upgrade) calls ${night4CallShare === null ? 'some (none on night 1)' : `${round(night4CallShare * 100, 2)} %`} of night 1 ` +
+            `(<= 5 %: ${targets.met.night4CallShare}), writes ${n4.written} (${targets.met.night4Written}), ` +
+            `wall ${Math.round(targets.night4WallShare * 100)} % of night 1`,
         );
         runs.push({
           mode,

@@ -83,6 +83,8 @@ export interface MemoryUpdate {
   judgmentKey: string;
   sweepId: string;
   replace: boolean;
+  /** Entries kept under this earlier key are kept too (only some agents' settings changed: agentsToRejudge). */
+  keepFrom?: string;
   upserts: Record<string, MemoryEntry>;
   deletes: string[];
 }
@@ -132,7 +134,8 @@ export function applyMemoryUpdate(
   u: MemoryUpdate,
   now = new Date(),
 ): MemoryDoc {
-  const keep = old && !u.replace && old.judgmentKey === u.judgmentKey ? old.entities : {};
+  const keep =
+    old && !u.replace && (old.judgmentKey === u.judgmentKey || old.judgmentKey === u.keepFrom) ? old.entities : {};
   const entities: Record<string, MemoryEntry> = { ...keep };
   for (const id of u.deletes) delete entities[id];
   Object.assign(entities, u.upserts);

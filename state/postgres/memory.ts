@@ -44,7 +44,8 @@ export function pgMemory(db: PgConnection): MemoryBook {
           [key],
         );
         const old = rows[0];
-        if (u.replace || !old || old.judgment_key !== u.judgmentKey || old.version > MEMORY_VERSION)
+        const sameEntries = old && (old.judgment_key === u.judgmentKey || old.judgment_key === u.keepFrom);
+        if (u.replace || !old || !sameEntries || old.version > MEMORY_VERSION)
           await c.query(`delete from ${db.schema}.memory_entities where catalog_key = $1`, [key]);
         await c.query(
           `insert into ${db.schema}.memory (catalog_key, version, judgment_key, sweep_id) values ($1, $2, $3, $4)

@@ -5,7 +5,7 @@ import { applyMemoryUpdate, checkMemoryDoc, MEMORY_VERSION, type MemoryRead } fr
 import { fileMemory } from '../../state/file/memory';
 import { localExclusive } from '../../state/file/local-lock';
 import { classify } from '../../activities/incremental-activities';
-import { judgmentKey, rulesVersion } from '../../activities/judgment-key';
+import { judgmentKey, agentsToRejudge, rulesVersion } from '../../activities/judgment-key';
 import type { JudgmentSettings } from '../../domain/sweep';
 
 const KEY = '/state/audit/demo-0123456789.jsonl';
@@ -172,6 +172,39 @@ describe('judgment key', () => {
     ['agents', { agents: ['pii-classifier', 'lineage-checker'] }],
   ])('changes with the %s', (_what, change) => {
     expect(judgmentKey({ ...settings, ...change }, 'rules')).not.toBe(judgmentKey(settings, 'rules'));
+  });
+
+  test.each([
+    ['the rules', { rules: 'r2' }, 'all'],
+    ['the review mode', { review: 'model' as const }, 'all'],
+    ['the human-review kinds', { humanReviewKinds: ['pii_tag'] }, 'all'],
+    ['value sampling', { sampleRows: 20 }, ['pii-classifier']],
+    ['overwriteHumanText', { overwriteHumanText: true }, ['description-drafter']],
+    ['an agent added', { agents: ['description-drafter', 'lineage-checker', 'pii-classifier', 'pii-classifier'] }, []],
+    ['an agent dropped', { agents: ['description-drafter', 'pii-classifier'] }, []],
+    ['nothing', {}, []],
+  ])('a change of %s re-judges %j', (_what, change, expected) => {
+    const { rules = 'r1', ...s } = change as { rules?: string };
+    const before = judgmentKey(
+      { ...settings, agents: ['description-drafter', 'lineage-checker', 'pii-classifier'] },
+      'r1',
+    );
+    const now = judgmentKey(
+      { ...settings, agents: ['description-drafter', 'lineage-checker', 'pii-classifier'], ...s },
+      rules,
+    );
+    expect(agentsToRejudge(before, now)).toEqual(expected);
+  });
+
+  test('an agent added is the only one to judge again; a key of the older form re-judges all', () => {
+    const two = judgmentKey({ ...settings, agents: ['description-drafter', 'lineage-checker'] }, 'r');
+    const three = judgmentKey(
+      { ...settings, agents: ['description-drafter', 'lineage-checker', 'pii-classifier'] },
+      'r',
+    );
+    expect(agentsToRejudge(two, three)).toEqual(['pii-classifier']);
+    expect(agentsToRejudge(three, two)).toEqual([]);
+    expect(agentsToRejudge('r-0123456789abcdef', three)).toBe('all');
   });
 
   test('model ids do not matter when no model judges', () => {

@@ -394,3 +394,54 @@ describe('model agents and model review on a loopback provider', () => {
     }
   });
 });
+
+describe('a setting that changes only some agents re-judges only what they decide', () => {
+  const store = () => fileStateStore(w.tw.stateDir);
+  const twoAgents = { agents: ['description-drafter', 'lineage-checker'] };
+
+  test('adding the PII classifier to the agents: only it judges, and only on entities it has something to say of', async () => {
+    const file = copy('agents-added');
+    const night1 = await sweepFile(file, twoAgents);
+    expect(night1.proposals.some((p) => p.agent === 'pii-classifier')).toBe(false);
+    const quiet = await sweepFile(file, twoAgents);
+    expect(quiet.incremental?.judged).toBe(0);
+
+    const added = await sweepFile(file);
+    expect(added.incremental?.note).toMatch(/settings of pii-classifier changed/);
+    const [scope] = await scopesByPass(store(), added.sweepId);
+    // Every entity unchanged since night 1 is judged by the PII classifier alone.
+    expect(scope!.piiOnly.length).toBe(added.incremental!.unchanged);
+    expect(scope!.readersOnly).toEqual([]);
+    expect(added.proposals.filter((p) => p.agent !== 'pii-classifier')).toEqual([]);
+    expect(added.proposals.some((p) => p.agent === 'pii-classifier' && p.outcome === 'approved')).toBe(true);
+    // The same tags as a sweep of all three agents from the start.
+    const fresh = await sweepFile(copy('agents-all'));
+    const tags = (r: SweepReport) =>
+      r.proposals
+        .filter((p) => p.kind === 'pii_tag' && p.outcome === 'approved')
+        .map((p) => p.id)
+        .sort();
+    expect(tags(added)).toEqual(tags(fresh));
+    // And the memory is whole again: the next night judges nothing.
+    expect((await sweepFile(file)).incremental?.judged).toBe(0);
+  });
+
+  test('overwriteHumanText re-judges with every agent but the PII classifier; dropping an agent judges nothing', async () => {
+    const file = copy('overwrite');
+    await sweepFile(file);
+    const changed = await sweepFile(file, { overwriteHumanText: true });
+    expect(changed.incremental?.note).toMatch(/settings of description-drafter changed/);
+    const [scope] = await scopesByPass(store(), changed.sweepId);
+    expect(scope!.readersOnly.length).toBe(changed.incremental!.unchanged);
+    expect(scope!.piiOnly).toEqual([]);
+    expect(changed.proposals.filter((p) => p.agent === 'pii-classifier')).toEqual([]);
+
+    const dropped = await sweepFile(file, {
+      overwriteHumanText: true,
+      agents: ['description-drafter', 'pii-classifier'],
+    });
+    expect(dropped.incremental?.judged).toBe(0);
+    expect(dropped.incremental?.note).toMatch(/agent was dropped/);
+    expect(dropped.written).toBe(0);
+  });
+});
