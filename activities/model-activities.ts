@@ -241,7 +241,9 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
     endpoint: EndpointConfig,
     signal: AbortSignal,
     onUsage: (t: TokenCount) => void,
+    onKept?: (digest: string) => void,
   ): CallOptions => ({
+    ...(onKept ? { onKept } : {}),
     endpoint,
     env,
     pacer,
@@ -442,7 +444,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
             input.agent,
             entities.map((entity) => ({ entity, ...(neighbours ? { neighbours } : {}) })),
             ctx,
-            callOptions(input.endpoint, signal, usage.record),
+            callOptions(input.endpoint, signal, usage.record, usage.kept),
           ),
         ),
       );
@@ -499,11 +501,11 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
             items: entities.map((entity) => ({ entity, neighbours })),
             ctx,
             proposals: proposals.map((p) => ({ id: p.id, entityId: p.entityId, change: p.change })),
-            ...callOptions(input.endpoint, signal, usage.record),
+            ...callOptions(input.endpoint, signal, usage.record, usage.kept),
           }),
         ),
       );
-      const reserved = reviewOutputReserve(proposals.length);
+      const reserved = reviewOutputReserve(r.asked ?? proposals.length);
       if (usage.sent())
         await learn(input.endpoint.model, 'review', usage.completionTokens(), reserved, r.cutShort === true);
       // One record for the batch (a retry of the activity replaces it). An entity the answer lacked has no outcome
@@ -541,7 +543,13 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       const usage = callLog(metrics, ledger, input.pageIndex, input.agent, input.endpoint.id, entity.id);
       const changes = await usage.around(() =>
         withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, countFailure, (signal) =>
-          proposeWithModel(input.agent, entity, ctx, callOptions(input.endpoint, signal, usage.record), neighbours),
+          proposeWithModel(
+            input.agent,
+            entity,
+            ctx,
+            callOptions(input.endpoint, signal, usage.record, usage.kept),
+            neighbours,
+          ),
         ),
       );
       const proposals = proposalsOf(meta, input.agent, entity.id, input.endpoint, changes);
@@ -573,7 +581,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
             ctx,
             neighbours,
             proposals,
-            ...callOptions(input.endpoint, signal, usage.record),
+            ...callOptions(input.endpoint, signal, usage.record, usage.kept),
           }),
         ),
       );
@@ -607,6 +615,11 @@ function callLog(
     record: (t: TokenCount) => {
       calls.push({ agent, endpoint, entityId, ...(entities > 1 ? { entities } : {}), ...t });
       if (!t.remembered) metrics.modelCall(endpoint, agent, t);
+    },
+    /** A batch entity's part of the last call's answer kept under `digest` (its undo forgets it). */
+    kept: (digest: string) => {
+      const last = calls[calls.length - 1];
+      if (last) (last.kept ??= []).push(digest);
     },
     /** Completion tokens of the calls recorded so far. */
     completionTokens: () => calls.reduce((n, c) => n + c.completionTokens, 0),

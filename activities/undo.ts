@@ -102,7 +102,7 @@ export async function undoSweep(
       const ledger = store.ledger(m.ledgerKey);
       const digests = new Set<string>();
       for (const n of await ledger.pageNumbers())
-        for (const c of await ledger.calls(n)) if (c.digest) digests.add(c.digest);
+        for (const c of await ledger.calls(n)) for (const d of [c.digest, ...(c.kept ?? [])]) if (d) digests.add(d);
       await store.answers.forget([...digests]);
       res.answersForgotten = (res.answersForgotten ?? 0) + digests.size;
     }

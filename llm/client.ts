@@ -53,6 +53,8 @@ export interface StructuredCall<T, A = T> {
    * either is no failure of the call: it is then sent, or simply not kept.
    */
   answers?: AnswerMemory;
+  /** Called with the digest of each batch entity's part of an answer kept apart (activities/model/item-memory.ts). */
+  onKept?: (digest: string) => void;
 }
 
 /** Where callStructured finds and keeps answers (state/store.ts AnswerBook). */
@@ -66,7 +68,7 @@ export interface AnswerMemory {
 /** What a caller passes through to every call it makes: where, with which key and pacer, and its callbacks. */
 export type CallOptions = Pick<
   StructuredCall<unknown>,
-  'endpoint' | 'env' | 'pacer' | 'signal' | 'onWait' | 'onUsage' | 'answers'
+  'endpoint' | 'env' | 'pacer' | 'signal' | 'onWait' | 'onUsage' | 'answers' | 'onKept'
 >;
 
 /** Tokens of one call: the provider's `usage` when it gave one, else an estimate (about 4 characters a token). */

@@ -161,6 +161,8 @@ export interface ModelCallRecord {
   digest?: string;
   /** Answered from the AnswerBook: not sent, no tokens spent. */
   remembered?: boolean;
+  /** The digests a batched call's answer was kept under, one per entity answered (activities/model/item-memory.ts). */
+  kept?: string[];
 }
 
 export interface SweepMeta {

@@ -21,6 +21,7 @@ import { agentEvidence, describeTargets, proposalForReview, reviewEvidence, type
 import type { CatalogContext } from '../../judgment/catalog-context';
 import { looksLikePii } from '../../judgment/pii/classifier';
 import type { Neighbours } from '../../judgment/description-evidence';
+import { itemMemory, withoutAnswers } from './item-memory';
 
 /** The call options every model-backed agent passes through to its calls (llm/client.ts). */
 export type ModelCallOptions = CallOptions;
@@ -227,6 +228,33 @@ export async function proposeBatchWithModel(
   const evidenceOf = new Map(
     [...sent].map(([id, i]) => [id, agentEvidence(task, i.entity, i.ctx ?? ctx, i.neighbours)] as const),
   );
+  // An entity whose own request was answered before (in any batch) is answered from there and not sent.
+  const memory = itemMemory(o);
+  const schemaName = `argus_${task}_batch`;
+  const digestOf = new Map<string, string>();
+  if (memory) {
+    for (const [id] of sent)
+      digestOf.set(
+        id,
+        memory.digest(
+          BATCH_SYSTEM_PROMPTS[task],
+          userMessage({ argusTask: task, entities: [evidenceOf.get(id)!] }),
+          schemaName,
+        ),
+      );
+    const kept = await Promise.all(
+      [...sent].map(async ([id]) => [id, await memory.recall(digestOf.get(id)!)] as const),
+    );
+    for (const [id, item] of kept) {
+      if (item === undefined) continue;
+      const changes = changesOfItem(agent, evidenceOf.get(id)!, sent.get(id)!.entity, item);
+      if (!changes) continue;
+      byEntity.set(id, changes);
+      sent.delete(id);
+      evidenceOf.delete(id);
+    }
+    if (sent.size === 0) return { byEntity, missing: [], reserved: 0 };
+  }
   const entities: EntityEvidence[] = [...evidenceOf.values()];
   const reserved = [...sent].reduce((n, [id, i]) => n + outputReserve(agent, i.entity, evidenceOf.get(id)!), 0);
   const schema: z.ZodType<unknown> = MODEL_BATCH_OUTPUT_SCHEMAS[task];
@@ -234,12 +262,12 @@ export async function proposeBatchWithModel(
   let cutShort = false;
   try {
     const r = await callStructured({
-      ...o,
+      ...withoutAnswers(o),
       system: BATCH_SYSTEM_PROMPTS[task],
       user: userMessage({ argusTask: task, entities }),
       schema,
       answerSchema: BatchAnswer,
-      schemaName: `argus_${task}_batch`,
+      schemaName,
       // Cut off at max_tokens: the entities answered in full count, the rest are missing (asked alone).
       cutShort: (content) => {
         const items = completeItems(content, 'entities');
@@ -260,8 +288,10 @@ export async function proposeBatchWithModel(
   for (const [id, item] of sent) {
     const found = itemsById.get(id) ?? [];
     const changes = found.length === 1 ? changesOfItem(agent, evidenceOf.get(id)!, item.entity, found[0]) : null;
-    if (changes) byEntity.set(id, changes);
-    else {
+    if (changes) {
+      byEntity.set(id, changes);
+      if (memory) await memory.keep(digestOf.get(id)!, found[0]);
+    } else {
       byEntity.delete(id);
       missing.push(id);
     }

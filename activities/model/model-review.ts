@@ -15,6 +15,7 @@ import { MalformedOutputError } from '../../llm/errors';
 import { completeItems } from '../../llm/partial-json';
 import { BATCH_SYSTEM_PROMPTS, SYSTEM_PROMPTS, userMessage } from '../../llm/prompts';
 import type { CatalogContext } from '../../judgment/catalog-context';
+import { itemMemory, withoutAnswers } from './item-memory';
 import { descriptionFacts, NO_NEIGHBOURS, type Neighbours } from '../../judgment/description-evidence';
 import { outdated } from '../../judgment/description-drafter';
 
@@ -327,7 +328,13 @@ export async function reviewBatchWithModel(
     ctx: CatalogContext;
     proposals: { id: string; entityId: string; change: ProposalChange }[];
   } & CallOptions,
-): Promise<{ outcomes: Outcome[]; missing: string[]; cutShort?: boolean }> {
+): Promise<{
+  outcomes: Outcome[];
+  missing: string[];
+  cutShort?: boolean;
+  /** Proposals sent in the call (the others' verdicts were remembered); absent: all of them. */
+  asked?: number;
+}> {
   const { items, ctx, proposals: _listed, ...call } = args;
   // One verdict is asked per proposal id: a proposal listed twice would read as a duplicated verdict.
   const proposals = args.proposals.filter((p, i, all) => all.findIndex((q) => q.id === p.id) === i);
@@ -337,14 +344,49 @@ export async function reviewBatchWithModel(
   if (stray)
     throw new Error(`reviewBatchWithModel: proposal ${stray.id} is for ${stray.entityId}, not among the items`);
   const wanted = new Set(proposals.map((p) => p.entityId));
-  const sent = [...byEntity.values()].filter((i) => wanted.has(i.entity.id));
-  const { task, idOf } = batchReviewTask(sent, ctx, proposals);
+  let sent = [...byEntity.values()].filter((i) => wanted.has(i.entity.id));
+  const reviewer = `model:${call.endpoint.id}`;
+  // Per entity, the request it alone would make (its proposals under their own short names): one answered before,
+  // in whatever batch, gives its verdicts again, and the entity is not sent.
+  const memory = itemMemory(call);
+  const alone = new Map<string, { digest: string; own: typeof proposals; idOf: Map<string, string> }>();
+  const remembered: Outcome[] = [];
+  if (memory) {
+    for (const i of sent) {
+      const own = proposals.filter((p) => p.entityId === i.entity.id);
+      const one = batchReviewTask([i], ctx, own);
+      const digest = memory.digest(BATCH_SYSTEM_PROMPTS.review, userMessage(one.task), 'argus_review_batch');
+      alone.set(i.entity.id, { digest, own, idOf: one.idOf });
+    }
+    const kept = await Promise.all(
+      sent.map(async (i) => [i, await memory.recall(alone.get(i.entity.id)!.digest)] as const),
+    );
+    const answered = new Set<string>();
+    for (const [i, item] of kept) {
+      const a = alone.get(i.entity.id)!;
+      const verdicts = Array.isArray(item) ? item.map((v) => MODEL_BATCH_ITEM_SCHEMAS.review.safeParse(v)) : [];
+      const byId = new Map<string, Verdict>();
+      for (const v of verdicts)
+        if (v.success && a.idOf.has(v.data.proposalId)) byId.set(a.idOf.get(v.data.proposalId)!, v.data);
+      if (a.own.some((p) => !byId.has(p.id))) continue;
+      for (const p of a.own) remembered.push(outcomeOf(p.id, byId.get(p.id)!, reviewer));
+      answered.add(i.entity.id);
+    }
+    sent = sent.filter((i) => !answered.has(i.entity.id));
+    if (sent.length === 0) return { outcomes: remembered, missing: [], asked: 0 };
+  }
+  const sending = new Set(sent.map((i) => i.entity.id));
+  const { task, idOf } = batchReviewTask(
+    sent,
+    ctx,
+    proposals.filter((p) => sending.has(p.entityId)),
+  );
   const entityIds = sent.map((i) => i.entity.id);
   let verdicts: unknown[];
   let cutShort: boolean;
   try {
     const r = await callStructured({
-      ...call,
+      ...withoutAnswers(call),
       system: BATCH_SYSTEM_PROMPTS.review,
       user: userMessage(task),
       schema: ReviewOutput,
@@ -359,7 +401,7 @@ export async function reviewBatchWithModel(
     verdicts = r.output.verdicts;
     cutShort = r.cutShort === true;
   } catch (e) {
-    if (e instanceof MalformedOutputError) return { outcomes: [], missing: entityIds };
+    if (e instanceof MalformedOutputError) return { outcomes: remembered, missing: entityIds };
     throw e;
   }
   const seen = new Map<string, number>();
@@ -373,12 +415,27 @@ export async function reviewBatchWithModel(
     if (v.success) valid.set(id, v.data);
   }
   const answered = (id: string) => seen.get(id) === 1 && valid.has(id);
-  const missing = new Set(proposals.filter((p) => !answered(p.id)).map((p) => p.entityId));
-  const reviewer = `model:${call.endpoint.id}`;
+  const asked = proposals.filter((p) => sending.has(p.entityId));
+  const missing = new Set(asked.filter((p) => !answered(p.id)).map((p) => p.entityId));
+  if (memory)
+    for (const id of entityIds) {
+      if (missing.has(id)) continue;
+      const a = alone.get(id)!;
+      // Kept under the entity's own short names, as its request alone would have them.
+      const refOf = new Map([...a.idOf].map(([ref, pid]) => [pid, ref]));
+      await memory.keep(
+        a.digest,
+        a.own.map((p) => ({ ...valid.get(p.id)!, proposalId: refOf.get(p.id)! })),
+      );
+    }
   return {
-    outcomes: proposals.filter((p) => !missing.has(p.entityId)).map((p) => outcomeOf(p.id, valid.get(p.id)!, reviewer)),
+    outcomes: [
+      ...remembered,
+      ...asked.filter((p) => !missing.has(p.entityId)).map((p) => outcomeOf(p.id, valid.get(p.id)!, reviewer)),
+    ],
     missing: entityIds.filter((id) => missing.has(id)),
     ...(cutShort ? { cutShort } : {}),
+    asked: asked.length,
   };
 }
 
