@@ -28,7 +28,13 @@ export function createAgentActivities(deps: ActivityDeps) {
        * as `description-drafter-removals`; only entities holding ARGUS's inherited text are read further.
        */
       removalsOnly?: boolean;
-    }): Promise<{ proposals: number; failures: EntityFailure[]; failureCount: number }> {
+    }): Promise<{
+      proposals: number;
+      /** Proposals recorded for review (those an earlier pass or sweep settled are left out). */
+      recorded: number;
+      failures: EntityFailure[];
+      failureCount: number;
+    }> {
       faultPoint('agent-start');
       const ledger = ledgerFor(input.ledgerKey);
       const { meta, catalog } = await catalogOf(ledger);
@@ -81,7 +87,12 @@ export function createAgentActivities(deps: ActivityDeps) {
       await ledger.writeProposals(input.pageIndex, record, recorded);
       await ledger.writeFailures(input.pageIndex, record, failures);
       countProposals(metrics, recorded);
-      return { proposals: proposals.length, failures: failures.slice(0, 20), failureCount: failures.length };
+      return {
+        proposals: proposals.length,
+        recorded: recorded.length,
+        failures: failures.slice(0, 20),
+        failureCount: failures.length,
+      };
     },
   };
 }

@@ -1,3 +1,4 @@
+import { log } from '@temporalio/activity';
 import type { AgentName, EntityFailure } from '../domain/proposal';
 import type { CatalogRef } from '../domain/sweep';
 import type { CatalogEntity } from '../domain/catalog';
@@ -12,6 +13,7 @@ import {
 import { sweepContext, type ActivityDeps } from './sweep-context';
 import type { SweepLedger } from '../state/store';
 import {
+  createIncrementalActivities,
   figuresBeforeDocName,
   markScopes,
   markSettled,
@@ -80,14 +82,24 @@ function pageFigures(entities: CatalogEntity[], known: Readonly<Record<string, S
 /** Open the catalog a sweep names and read it page by page. */
 export function createCatalogActivities(deps: ActivityDeps) {
   const { store, ledgerFor, catalogOf, metrics } = sweepContext(deps);
+  const { detectChanges } = createIncrementalActivities(deps);
   return {
-    /** Resolve and open the catalog and start the sweep's ledger. Raises InvalidCatalog (non-retryable). */
+    /**
+     * Resolve and open the catalog and start the sweep's ledger. Raises InvalidCatalog (non-retryable). With
+     * `detect`, change detection's first pass runs in the same step (one step fewer, what every sweep pays); a
+     * detection that fails is no failure to open: `detected` is then absent and the workflow runs detectChanges.
+     */
     async openCatalog(input: {
       sweepId: string;
       ledgerKey: string;
       catalog: CatalogRef;
       sampleRows?: number;
-    }): Promise<{ catalogName: string; entityCount: number }> {
+      detect?: Omit<Parameters<ReturnType<typeof createIncrementalActivities>['detectChanges']>[0], 'ledgerKey'>;
+    }): Promise<{
+      catalogName: string;
+      entityCount: number;
+      detected?: Awaited<ReturnType<ReturnType<typeof createIncrementalActivities>['detectChanges']>>;
+    }> {
       const ledger = ledgerFor(input.ledgerKey);
       const catalog = await deps.catalogs(input.catalog);
       const snap = await catalog.snapshot();
@@ -102,7 +114,16 @@ export function createCatalogActivities(deps: ActivityDeps) {
         startedAt: new Date().toISOString(),
         ...(input.sampleRows !== undefined ? { sampleRows: input.sampleRows } : {}),
       });
-      return { catalogName: snap.name, entityCount: snap.ids.length };
+      const opened = { catalogName: snap.name, entityCount: snap.ids.length };
+      if (!input.detect) return opened;
+      try {
+        return { ...opened, detected: await detectChanges({ ...input.detect, ledgerKey: input.ledgerKey }) };
+      } catch (e) {
+        log.warn('change detection failed within openCatalog; the workflow runs it on its own', {
+          error: String((e as Error).message ?? e).slice(0, 500),
+        });
+        return opened;
+      }
     },
 
     /** Read one page of entity ids; records that fail validation come back as per-entity failures. */

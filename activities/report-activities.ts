@@ -14,7 +14,7 @@ import type {
 } from '../domain/report';
 import type { ModelCallRecord } from '../state/store';
 import { addStats, emptyStats, type CatalogStats } from '../judgment/catalog-stats';
-import { statsBeforeDocName } from './incremental-activities';
+import { createIncrementalActivities, statsBeforeDocName } from './incremental-activities';
 import { ReportSpool } from './report-spool';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 
@@ -26,8 +26,13 @@ function emptyKinds(): Record<ProposalChange['kind'], KindCounts> {
 /** The sweep report, built from the ledger once every page is done. */
 export function createReportActivities(deps: ActivityDeps) {
   const { ledgerFor, catalogOf } = sweepContext(deps);
+  const { rememberSweep } = createIncrementalActivities(deps);
   return {
-    /** Build the report from the ledger and the catalog as it now is; saves it beside the ledger. */
+    /**
+     * Build the report from the ledger and the catalog as it now is; saves it beside the ledger. With `remember`,
+     * first remembers what the sweep decided (rememberSweep, one step fewer for the workflow): a memory that cannot
+     * be saved is said in `incremental.note`, never a failure of the report.
+     */
     async finalizeSweep(input: {
       ledgerKey: string;
       sweepId: string;
@@ -47,7 +52,18 @@ export function createReportActivities(deps: ActivityDeps) {
       incremental?: IncrementalSummary;
       /** The first page of each pass: a proposal judged again in a later pass is reported once, as it ended. */
       roundFirstPages?: number[];
+      /** rememberSweep's input, to remember the sweep's decisions before the report is built. */
+      remember?: Parameters<typeof rememberSweep>[0];
     }): Promise<SweepReport> {
+      if (input.remember && input.incremental) {
+        try {
+          await rememberSweep(input.remember);
+        } catch (e) {
+          const why = String((e as Error).message ?? e).slice(0, 300);
+          const note = `the memory could not be saved (${why}): the next sweep judges these entities again`;
+          input.incremental.note = input.incremental.note ? `${input.incremental.note}; ${note}` : note;
+        }
+      }
       const ledger = ledgerFor(input.ledgerKey);
       const { meta } = await catalogOf(ledger);
       const byKind = emptyKinds();

@@ -25,7 +25,8 @@ export class Agents {
    * place in the pass and entity count; `skip`: agents with nothing to judge on it). A later pass re-judges what
    * this sweep's writes changed: descriptions, tags and recorded lineage, never SQL or which entities exist; a
    * lineage repair only brings the recorded upstream in line with what the checker found, so the lineage checker
-   * is not asked again.
+   * is not asked again. Returns how many proposals the page's agents recorded for review, when every agent said
+   * (rules agents that all finished); undefined otherwise.
    */
   async run(
     pageIndex: number,
@@ -34,8 +35,9 @@ export class Agents {
     first: number,
     loaded: number,
     skip: AgentName[] = [],
-  ): Promise<void> {
+  ): Promise<number | undefined> {
     const { cfg, state } = this.sweep;
+    let recorded: number | undefined = 0;
     const agents = cfg.agents.filter((a) => !(round > 0 && a === 'lineage-checker') && !skip.includes(a));
     const agentRuns = agents.map(async (agent: AgentName) => {
       if (cfg.agentBackend === 'model') return this.runModelAgent(pageIndex, ids, agent);
@@ -45,7 +47,10 @@ export class Agents {
           [{ ledgerKey: state.ledgerKey, pageIndex, ...(ids.length > 0 ? { ids } : {}), agent }],
         );
         this.sweep.noteFailures(r.failureCount ?? r.failures.length);
+        // A result recorded before `recorded` existed says nothing of what it left for review.
+        recorded = recorded === undefined || r.recorded === undefined ? undefined : recorded + r.recorded;
       } catch (err) {
+        recorded = undefined;
         const f = failureOf(err);
         this.sweep.addFailures(pageEntities(ids, first, loaded).map((entity) => ({ entity, stage: agent, ...f })));
       }
@@ -55,6 +60,7 @@ export class Agents {
     if (cfg.agentBackend === 'model' && agents.includes('description-drafter') && patched('model-removals-v1'))
       agentRuns.push(this.runRemovals(pageIndex, ids, first, loaded));
     await Promise.all(agentRuns);
+    return cfg.agentBackend === 'model' ? undefined : recorded;
   }
 
   private async runRemovals(pageIndex: number, ids: string[], first: number, loaded: number): Promise<void> {

@@ -1,4 +1,4 @@
-import { log } from '@temporalio/workflow';
+import { log, patched } from '@temporalio/workflow';
 import { judgmentSettingsOf, passOfPage, type SweepConfig } from '../../domain/sweep';
 import type { IncrementalSummary } from '../../domain/report';
 import { catalogActivities, REPORT_OPTIONS } from '../activities';
@@ -15,16 +15,26 @@ export async function detectChanges(cfg: SweepConfig, ledgerKey: string): Promis
       ...REPORT_OPTIONS,
       summary: cfg.incremental ? 'detect what changed since the last sweep' : 'fingerprint the catalog (full sweep)',
     },
-    [
-      {
-        ledgerKey,
-        round: 0,
-        incremental: cfg.incremental,
-        goneLimit: cfg.goneLimit,
-        judgment: judgmentSettingsOf(cfg),
-      },
-    ],
+    [{ ledgerKey, ...detectInput(cfg) }],
   );
+  return incrementalCarry(cfg, d);
+}
+
+/** The first pass's detection input, but the ledger: what openCatalog runs with the opening (open-detects-v1). */
+export function detectInput(cfg: SweepConfig) {
+  return {
+    round: 0,
+    incremental: cfg.incremental,
+    goneLimit: cfg.goneLimit,
+    judgment: judgmentSettingsOf(cfg),
+  };
+}
+
+/** What the workflow carries of the first pass's detection. */
+export function incrementalCarry(
+  cfg: SweepConfig,
+  d: Awaited<ReturnType<typeof catalogActivities.detectChanges>>,
+): IncrementalCarry {
   return {
     summary: {
       new: d.new,
@@ -64,6 +74,18 @@ export async function nextPass(sweep: Sweep): Promise<boolean> {
   // A budget-fitted sweep spends what its plan covered, one pass: what its writes changed waits for the next sweep.
   if (!inc || cfg.dryRun || cfg.fitBudget || state.counts.written === inc.writtenAtRoundStart) return false;
   const round = inc.rounds.length;
+  // The model the sweep's review or agents need is gone (every endpoint retired): a pass could only leave its
+  // proposals not reviewed. None starts, and no detection is paid for: the next sweep judges what the writes changed.
+  const modelGone =
+    (cfg.review === 'model' || cfg.agentBackend === 'model') &&
+    cfg.endpoints.length > 0 &&
+    cfg.endpoints.every((e) => state.retired.some((r) => r.endpointId === e.id));
+  if (modelGone && patched('no-pass-without-model-v1')) {
+    const note = "every endpoint was retired: what this sweep's writes changed is judged by the next sweep";
+    inc.summary.note = inc.summary.note ? `${inc.summary.note}; ${note}` : note;
+    inc.writtenAtRoundStart = state.counts.written;
+    return false;
+  }
   const d = await catalogActivities.detectChanges.executeWithOptions(
     { ...REPORT_OPTIONS, summary: `pass ${round + 1}: what this sweep's writes changed` },
     [{ ledgerKey: state.ledgerKey, round }],
@@ -106,7 +128,9 @@ export async function countUnsettled(sweep: Sweep): Promise<void> {
  * return the report's account of it. A memory that cannot be saved leaves the sweep's work standing: only the next
  * sweep loses the shortcut, and the note says so.
  */
-export async function remember(sweep: Sweep): Promise<IncrementalSummary | undefined> {
+export async function remember(
+  sweep: Sweep,
+): Promise<{ incremental: IncrementalSummary; inReport?: RememberInput } | undefined> {
   const { cfg, state, sweepId } = sweep;
   const inc = state.incremental;
   if (!inc) return undefined;
@@ -116,22 +140,32 @@ export async function remember(sweep: Sweep): Promise<IncrementalSummary | undef
     rejudged: inc.rounds.slice(1).reduce((n, r) => n + r.count, 0),
     unsettled: inc.unsettled,
   };
+  const input: RememberInput = {
+    ledgerKey: state.ledgerKey,
+    sweepId,
+    roundFirstPages: inc.rounds.map((r) => r.firstPage),
+    failedEntities: state.failures.map((f) => f.entity),
+    dryRun: cfg.dryRun,
+  };
+  // The report's activity remembers first (one step fewer, what every sweep pays): patch remember-in-report-v1.
+  if (patched('remember-in-report-v1')) return { incremental, inReport: input };
   try {
     await catalogActivities.rememberSweep.executeWithOptions(
       { ...REPORT_OPTIONS, summary: cfg.dryRun ? 'dry run: remember nothing' : 'remember what this sweep decided' },
-      [
-        {
-          ledgerKey: state.ledgerKey,
-          sweepId,
-          roundFirstPages: inc.rounds.map((r) => r.firstPage),
-          failedEntities: state.failures.map((f) => f.entity),
-          dryRun: cfg.dryRun,
-        },
-      ],
+      [input],
     );
   } catch (err) {
     const f = failureOf(err);
     incremental.note = `${incremental.note ? `${incremental.note}; ` : ''}the memory could not be saved (${f.message.slice(0, 300)}): the next sweep judges these entities again`;
   }
-  return incremental;
+  return { incremental };
+}
+
+/** What rememberSweep takes: the sweep's ledger, its passes and the entities whole activities failed. */
+export interface RememberInput {
+  ledgerKey: string;
+  sweepId: string;
+  roundFirstPages: number[];
+  failedEntities: string[];
+  dryRun: boolean;
 }

@@ -44,9 +44,10 @@ export async function sweepWorkflow(input: unknown, carry?: SweepCarry): Promise
   await countUnsettled(sweep);
 
   progress.phase = 'reporting';
-  const incremental = await remember(sweep);
+  const remembered = await remember(sweep);
   return finishReport(sweep, {
-    ...(incremental ? { incremental } : {}),
+    ...(remembered ? { incremental: remembered.incremental } : {}),
+    ...(remembered?.inReport ? { remember: remembered.inReport } : {}),
     ...(cfg.humanReview ? { humanReview: people.summary(waitedMs) } : {}),
   });
 }

@@ -10,7 +10,7 @@ import { effectivePageSize, type SweepConfig } from '../../domain/sweep';
 import { catalogActivities, planActivities, REPORT_OPTIONS } from '../activities';
 import { failureOf } from '../failures';
 import { SA_KEYS, type SweepProgress } from '../messages';
-import { detectChanges } from './incremental';
+import { detectChanges, detectInput, incrementalCarry } from './incremental';
 import type { SweepCarry } from './state';
 
 /**
@@ -20,14 +20,23 @@ import type { SweepCarry } from './state';
  */
 export async function openSweep(cfg: SweepConfig, sweepId: string, progress: SweepProgress): Promise<SweepCarry> {
   const ledgerKey = `${sweepId}@${workflowInfo().firstExecutionRunId}`;
-  let opened: { catalogName: string; entityCount: number };
+  let opened: Awaited<ReturnType<typeof catalogActivities.openCatalog>>;
+  // Change detection in the same step as the opening (patch open-detects-v1): one step fewer for every sweep.
+  const detectInOpen = patched('open-detects-v1');
   try {
-    opened = await catalogActivities.openCatalog({
+    const args = {
       sweepId,
       ledgerKey,
       catalog: cfg.catalog,
       ...(cfg.sampleValues ? { sampleRows: cfg.sampleValues.rows } : {}),
-    });
+    };
+    // With detection, the first pass's timeouts: it fingerprints the whole catalog.
+    opened = detectInOpen
+      ? await catalogActivities.openCatalog.executeWithOptions(
+          { ...REPORT_OPTIONS, summary: 'open the catalog and detect what changed since the last sweep' },
+          [{ ...args, detect: detectInput(cfg) }],
+        )
+      : await catalogActivities.openCatalog(args);
   } catch (err) {
     // The sweep cannot start: fail with the root cause itself (say, "catalog file not found: /x"), not the
     // activity wrapper, so the CLI, `sweep status` and the Web UI all show what a person can act on.
@@ -59,7 +68,7 @@ export async function openSweep(cfg: SweepConfig, sweepId: string, progress: Swe
   };
   judge(opened.entityCount);
   if (patched('incremental-v1')) {
-    state.incremental = await detectChanges(cfg, ledgerKey);
+    state.incremental = opened.detected ? incrementalCarry(cfg, opened.detected) : await detectChanges(cfg, ledgerKey);
     judge(state.incremental.summary.judged);
   }
   if (cfg.fitBudget) {

@@ -1,4 +1,4 @@
-import { ParentClosePolicy, executeChild, log } from '@temporalio/workflow';
+import { ParentClosePolicy, executeChild, log, patched } from '@temporalio/workflow';
 import type { AgentName } from '../../domain/proposal';
 import { arbiterWorkflowId } from '../../domain/ids';
 import { catalogActivities, CATALOG_OPTIONS } from '../activities';
@@ -50,8 +50,10 @@ export async function processPage(sweep: Sweep, agents: Agents, people: HumanRev
   const { cfg, state, progress } = sweep;
   const page = await loadPage(sweep, pageIndex);
   if (!page) return;
-  await agents.run(pageIndex, page.pass.round, page.ids, page.first, page.loaded, page.skipAgents);
-  await reviewPage(sweep, page);
+  const recorded = await agents.run(pageIndex, page.pass.round, page.ids, page.first, page.loaded, page.skipAgents);
+  // A page whose agents all finished and proposed nothing to review has nothing for an Arbiter: no child is started
+  // (most pages of a later pass, where the PII classifier reads ARGUS's new descriptions and finds nothing more).
+  if (recorded !== 0 || !patched('skip-empty-review-v1')) await reviewPage(sweep, page);
   if (cfg.humanReview) {
     try {
       await people.park(sweep, pageIndex, cfg.humanReview);

@@ -3,6 +3,7 @@ import type { HumanReviewSummary, IncrementalSummary, SweepReport } from '../../
 import { reportActivities, REPORT_OPTIONS } from '../activities';
 import { SA_KEYS } from '../messages';
 import type { Sweep } from './state';
+import type { RememberInput } from './incremental';
 
 /**
  * The sweep's report, built by `finalizeSweep` from the ledger and what only the workflow knows (failures of whole
@@ -11,7 +12,7 @@ import type { Sweep } from './state';
  */
 export async function finishReport(
   sweep: Sweep,
-  told: { incremental?: IncrementalSummary; humanReview?: HumanReviewSummary },
+  told: { incremental?: IncrementalSummary; humanReview?: HumanReviewSummary; remember?: RememberInput },
 ): Promise<SweepReport> {
   const { cfg, state, sweepId, progress } = sweep;
   const breakerTripped = sweep.rotation.breakerTripped && (cfg.review === 'model' || cfg.agentBackend === 'model');
@@ -36,6 +37,7 @@ export async function finishReport(
           ? { incremental: told.incremental, roundFirstPages: state.incremental.rounds.map((r) => r.firstPage) }
           : {}),
         ...(told.humanReview ? { humanReview: told.humanReview } : {}),
+        ...(told.remember ? { remember: told.remember } : {}),
       },
     ],
   );
