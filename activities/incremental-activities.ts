@@ -644,20 +644,19 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       // readings' prints under this judgment key; otherwise by all of them.
       const scopes: PassScopes = { piiOnly: [], readersOnly: [] };
       if (!doc.replace && (input.incremental ?? true) && memory.status === 'ok') {
+        // An agent whose settings changed judges every entity judged (a scope that leaves it out is not taken).
+        const by = doc.rejudgedBy ?? [];
+        const needsPii = by.includes('pii-classifier');
+        const needsOthers = by.some((a) => a !== 'pii-classifier');
         for (const id of toJudge) {
           const m = memory.doc.entities[id];
           if (!m?.p || !m.final) continue;
           const scope = rejudgeScope(unpack(`${m.fp} ${m.p}`), prints.get(id));
-          // An agent whose settings changed judges every entity judged (a scope that leaves it out is not taken).
-          const by = doc.rejudgedBy ?? [];
-          const needsPii = by.includes('pii-classifier');
-          const needsOthers = by.some((a) => a !== 'pii-classifier');
           // A change to ARGUS's own tags between sweeps (a person removed one) is read by the PII classifier.
           if ((scope === 'pii' || scope === 'absorbed') && !needsOthers) scopes.piiOnly.push(id);
           else if (scope === 'readers' && !needsPii) scopes.readersOnly.push(id);
         }
         // Unchanged entities judged again only for the agents whose settings changed.
-        const by = doc.rejudgedBy ?? [];
         const only = new Set(doc.agentsOnly ?? []);
         if (only.size > 0) {
           const drop = (list: string[]) => list.filter((id) => !only.has(id));
@@ -699,7 +698,9 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         await ledger.writeDoc(peoplesDecisionsDocName, carried);
       }
       if (peopleStand > 0)
-        doc.note = `${doc.note ?? ''}; ${peopleStand} decisions people made on entities unchanged since stand`;
+        doc.note = [doc.note, `${peopleStand} decisions people made on entities unchanged since stand`]
+          .filter(Boolean)
+          .join('; ');
       await ledger.writeDoc(incrementalDocName, {
         ...doc,
         memoryKey,
