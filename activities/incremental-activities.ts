@@ -92,6 +92,11 @@ export const figuresBeforeDocName = 'entity-figures-before';
 /** A page's entities after its last write: own fingerprint and figures. */
 export const pageStatsDocName = (page: number) => `entity-stats-after-${page}`;
 const settledPageDocName = (page: number) => `settled-page-${page}`;
+/**
+ * A page whose PII classifier ran after the page's evidence write (pageFixedPoint): each entity's PII print as that
+ * write left it, what the classifier read. Written only when that write changed something.
+ */
+export const piiReadDocName = (page: number) => `pii-read-${page}`;
 /** Every entity's own prints and reads as the first pass's scan found them (a later pass's detection starts there). */
 export const scanPrintsDocName = 'own-prints';
 /** A page's entities' own prints and reads after its last write: what a later pass's detection lays over the scan's. */
@@ -202,7 +207,8 @@ export function rejudgeScope(
   if (before.fp === now.fp) return 'none';
   if (!before.ev || !before.pii || !before.tr) return 'all';
   if (before.tr !== now.tr) return before.pii !== now.pii ? 'all' : 'readers';
-  if (before.ev !== now.ev) return 'all';
+  // Own evidence changed with the PII reading as the classifier last read it (it ran after the page's write).
+  if (before.ev !== now.ev) return before.pii !== now.pii ? 'all' : 'readers';
   return before.pii !== now.pii ? 'pii' : 'absorbed';
 }
 
@@ -552,8 +558,12 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       incremental?: boolean;
       goneLimit?: number;
       judgment?: JudgmentSettings;
+      /** Round > 0: the pages of the pass before ([first, end)), whose PII readings after their writes count. */
+      passPages?: [number, number];
     }): Promise<{
       toJudge: number;
+      /** Round > 0: of `toJudge`, the entities judged again for what they read of others (another entity's write). */
+      asReaders?: number;
       new: number;
       changed: number;
       unchanged: number;
@@ -570,12 +580,24 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         const prints = (await printsAfterWrites(ledger)) ?? (await scanCatalog(catalog, ids, ctx, false)).prints;
         await ledger.writeDoc(fingerprintsDocName(input.round), packAll(prints));
         const before = (await ledger.doc<Record<string, string>>(fingerprintsDocName(input.round - 1))) ?? {};
+        // What a page's PII classifier read after the page's evidence write (pageFixedPoint): its judgment rests on that.
+        const piiRead = new Map<string, string>();
+        if (input.passPages)
+          for (let n = input.passPages[0]; n < input.passPages[1]; n++)
+            for (const [id, pii] of Object.entries((await ledger.doc<Record<string, string>>(piiReadDocName(n))) ?? {}))
+              piiRead.set(id, pii);
         const changed: string[] = [];
         const scopes: PassScopes = { piiOnly: [], readersOnly: [] };
         const absorbed: string[] = [];
+        let asReaders = 0;
         for (const id of ids) {
-          const scope = rejudgeScope(unpack(before[id]), prints.get(id));
+          let was = unpack(before[id]);
+          const read = piiRead.get(id);
+          if (was && read !== undefined) was = { ...was, pii: read };
+          const now = prints.get(id);
+          const scope = rejudgeScope(was, now);
           if (scope === 'none') continue;
+          if (scope !== 'absorbed' && was && now && was.tr !== now.tr) asReaders++;
           if (scope === 'absorbed') absorbed.push(id);
           else changed.push(id);
           if (scope === 'pii') scopes.piiOnly.push(id);
@@ -602,7 +624,15 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         }
         await ledger.writeDoc(settledDocName(input.round), settled);
         await ledger.writeDoc(selectionDocName(input.round), changed);
-        return { toJudge: changed.length, new: 0, changed: changed.length, unchanged: 0, gone: 0, carriedOver: 0 };
+        return {
+          toJudge: changed.length,
+          asReaders,
+          new: 0,
+          changed: changed.length,
+          unchanged: 0,
+          gone: 0,
+          carriedOver: 0,
+        };
       }
       const memoryKey = memoryKeyOf(store, catalog.identity, meta.catalogName);
       const scope = catalog.identity.scope;

@@ -1,7 +1,7 @@
 import { Context, log } from '@temporalio/activity';
 import type { AgentName, Proposal, ProposalChange } from '../domain/proposal';
 import type { EndpointConfig, SweepConfig } from '../domain/sweep';
-import { FailureType } from '../domain/ids';
+import { FailureType, partTag, type PagePart } from '../domain/ids';
 import { proposalId } from '../domain/digest';
 import { BudgetExhaustedError, ProviderBurstError, ProviderError } from '../llm/errors';
 import { Pacer } from '../llm/pacer';
@@ -475,6 +475,8 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       passed: Record<string, string[]>;
       endpoint: EndpointConfig;
       retired: string[];
+      /** The page's part under review (its outcomes and calls are recorded under the part's own tags). */
+      part?: PagePart;
     }): Promise<{ approved: number; rejected: number; missing: string[] }> {
       refuseIfExhausted(input.sweepId, input.endpoint, input.retired);
       const ledger = storeOf(deps).ledger(input.ledgerKey);
@@ -494,6 +496,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
         input.endpoint.id,
         `batch-${input.batch}`,
         entities.length,
+        input.part,
       );
       const r = await usage.around(() =>
         withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, countFailure, (signal) =>
@@ -511,7 +514,12 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       // One record for the batch (a retry of the activity replaces it). An entity the answer lacked has no outcome
       // here: reviewed alone, it is recorded as `model-<entity>`, so no proposal is in both (no tag of one is the
       // other's).
-      await ledger.putOutcomes(input.pageIndex, 'model', `review-batch-${input.batch}`, r.outcomes);
+      await ledger.putOutcomes(
+        input.pageIndex,
+        'model',
+        partTag(input.part, `review-batch-${input.batch}`),
+        r.outcomes,
+      );
       metrics.verdicts('model', r.outcomes);
       const read = new Set(entities.map((e) => e.id));
       return {
@@ -568,12 +576,13 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
       proposalIds: string[];
       endpoint: EndpointConfig;
       retired: string[];
+      part?: PagePart;
     }): Promise<{ approved: number; rejected: number }> {
       refuseIfExhausted(input.sweepId, input.endpoint, input.retired);
       const wanted = new Set(input.proposalIds);
       const { ledger, ctx, entity, neighbours } = await open(input.ledgerKey, input.entityId, true);
       const proposals = (await ledger.proposals(input.pageIndex)).filter((p) => wanted.has(p.id));
-      const usage = callLog(metrics, ledger, input.pageIndex, 'review', input.endpoint.id, entity.id);
+      const usage = callLog(metrics, ledger, input.pageIndex, 'review', input.endpoint.id, entity.id, 1, input.part);
       const outcomes = await usage.around(() =>
         withProviderErrors(input.sweepId, input.endpoint, input.retired, fleet, countFailure, (signal) =>
           reviewWithModel({
@@ -585,7 +594,7 @@ export function createModelActivities(deps: ActivityDeps & { env?: NodeJS.Proces
           }),
         ),
       );
-      await ledger.putOutcomes(input.pageIndex, 'model', `model-${input.entityId}`, outcomes);
+      await ledger.putOutcomes(input.pageIndex, 'model', partTag(input.part, `model-${input.entityId}`), outcomes);
       metrics.verdicts('model', outcomes);
       return {
         approved: outcomes.filter((o) => o.decision === 'approved').length,
@@ -609,6 +618,8 @@ function callLog(
   endpoint: string,
   entityId: string,
   entities = 1,
+  /** A review of a page's `pii` part: its records get their own names (they never replace the evidence part's). */
+  part?: PagePart,
 ) {
   const calls: ModelCallRecord[] = [];
   return {
@@ -633,7 +644,7 @@ function callLog(
           const attempt = Context.current().info.attempt;
           // Never in place of the call's own outcome: a provider failure must reach the workflow as itself.
           await ledger
-            .writeCalls(pageIndex, `${agent}--${entityId}--${endpoint}--${attempt}`, calls)
+            .writeCalls(pageIndex, partTag(part, `${agent}--${entityId}--${endpoint}--${attempt}`), calls)
             .catch((e: unknown) => log.warn('could not record model calls', { entityId, error: String(e) }));
         }
       }

@@ -1,5 +1,6 @@
 import type { Outcome, ProposalChange } from '../domain/proposal';
 import type { ReviewMode } from '../domain/sweep';
+import { inPart, partTag, type PagePart } from '../domain/ids';
 import { mechanicalReview } from '../judgment/gate/mechanical-gate';
 import { summarize } from '../judgment/agents';
 import { catalogContext } from './catalog-access';
@@ -24,7 +25,13 @@ export function createReviewActivities(deps: ActivityDeps) {
      * its rejections and its description removals are final, and what else it approves is handed to the model
      * (returned as `passed`).
      */
-    async reviewPageMechanically(input: { ledgerKey: string; pageIndex: number; mode: ReviewMode }): Promise<{
+    async reviewPageMechanically(input: {
+      ledgerKey: string;
+      pageIndex: number;
+      mode: ReviewMode;
+      /** The page's part (domain/ids.ts PagePart): only its proposals are reviewed, under its own tag. */
+      part?: PagePart;
+    }): Promise<{
       approved: number;
       rejected: number;
       passed: Record<string, string[]>;
@@ -32,7 +39,7 @@ export function createReviewActivities(deps: ActivityDeps) {
       const ledger = ledgerFor(input.ledgerKey);
       const { meta, catalog } = await catalogOf(ledger);
       const ctx = await catalogContext(catalog);
-      const proposals = await ledger.proposals(input.pageIndex);
+      const proposals = (await ledger.proposals(input.pageIndex)).filter((p) => inPart(input.part, p.agent));
       const { entities } = await catalog.getEntities([...new Set(proposals.map((p) => p.entityId))]);
       const byId = new Map(entities.map((e) => [e.id, e]));
       // Descriptions inherited or derived along lineage are checked against the entities they read.
@@ -71,7 +78,7 @@ export function createReviewActivities(deps: ActivityDeps) {
           (passed[p.entityId] ??= []).push(p.id);
         }
       }
-      await ledger.putOutcomes(input.pageIndex, 'gate', 'gate', outcomes);
+      await ledger.putOutcomes(input.pageIndex, 'gate', partTag(input.part, 'gate'), outcomes);
       metrics.verdicts('gate', outcomes);
       return { approved, rejected, passed };
     },
@@ -159,10 +166,10 @@ export function createReviewActivities(deps: ActivityDeps) {
     async recordOutcomes(input: {
       ledgerKey: string;
       pageIndex: number;
-      tag: 'not-reviewed' | 'human' | `human-${number}`;
+      tag: 'not-reviewed' | 'pii-not-reviewed' | 'human' | `human-${number}`;
       outcomes: Outcome[];
     }): Promise<number> {
-      const stage = input.tag === 'not-reviewed' ? 'not-reviewed' : 'human';
+      const stage = input.tag.endsWith('not-reviewed') ? 'not-reviewed' : 'human';
       await ledgerFor(input.ledgerKey).putOutcomes(input.pageIndex, stage, input.tag, input.outcomes);
       metrics.verdicts(stage === 'human' ? 'human' : 'model_unavailable', input.outcomes);
       return input.outcomes.length;

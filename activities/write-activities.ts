@@ -4,7 +4,14 @@ import { addVector, catalogStats, emptyStats } from '../judgment/catalog-stats';
 import type { AuditEntry, PageWrites, WriteRecord } from '../state/store';
 import { faultPoint } from './fault-points';
 import { catalogContext } from './catalog-access';
-import { entityStateOf, incrementalDocName, pagePrintsDocName, pageStatsDocName } from './incremental-activities';
+import { inPart, type PagePart } from '../domain/ids';
+import {
+  entityStateOf,
+  incrementalDocName,
+  pagePrintsDocName,
+  pageStatsDocName,
+  piiReadDocName,
+} from './incremental-activities';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 
 /** What the write step is asked to write: one page of a sweep, in one round. */
@@ -20,6 +27,13 @@ export interface WritePageInput {
   round?: number;
   /** The proposals people decided in that round, whose decisions it logs. */
   proposalIds?: string[];
+  /**
+   * The page's part (domain/ids.ts PagePart) when the page reaches its fixed point in one pass: `evidence` writes
+   * what every agent but the PII classifier proposed and keeps what the PII classifier then reads of each entity
+   * (piiReadDocName); `pii` (in round PII_WRITE_ROUND, domain/ids.ts) writes the PII classifier's tags. Only the part's proposals are
+   * written and their decisions logged.
+   */
+  part?: PagePart;
 }
 
 /** The write step: approved repairs into the catalog, once, each with its audit line. */
@@ -61,6 +75,13 @@ export function createWriteActivities(deps: ActivityDeps) {
         await ledger.writeStats(input.pageIndex, 'after', sum);
         await ledger.writeDoc(pageStatsDocName(input.pageIndex), figures);
         await ledger.writeDoc(pagePrintsDocName(input.pageIndex), prints);
+        // What the page's PII classifier reads next, of each entity: the pass's detection takes its judgment as
+        // resting on this, not on the entity as the pass found it.
+        if (input.part === 'evidence')
+          await ledger.writeDoc(
+            piiReadDocName(input.pageIndex),
+            Object.fromEntries(Object.entries(prints).map(([id, p]) => [id, p[1]])),
+          );
       } else await ledger.writeStats(input.pageIndex, 'after', catalogStats((await catalog.getEntities(ids)).entities));
     };
     const done = await ledger.writes(input.pageIndex, round);
@@ -72,7 +93,9 @@ export function createWriteActivities(deps: ActivityDeps) {
     }
     const audit = store.audit(meta.auditFile);
     const only = input.proposalIds ? new Set(input.proposalIds) : undefined;
-    const proposals = (await ledger.proposals(input.pageIndex)).filter((p) => !only || only.has(p.id));
+    const proposals = (await ledger.proposals(input.pageIndex)).filter(
+      (p) => (!only || only.has(p.id)) && inPart(input.part, p.agent),
+    );
     const outcomes = new Map((await ledger.outcomes(input.pageIndex)).map((o) => [o.proposalId, o]));
     const time = new Date().toISOString();
     const decisions: AuditEntry[] = [];

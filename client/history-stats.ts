@@ -32,17 +32,22 @@ export async function sweepHistoryStats(
     runId = next ?? undefined;
   }
   let maxArbiterEvents = 0;
+  let children = 0;
   for (let n = 0; n < pageCount; n++) {
-    try {
-      const h = await client.workflow.getHandle(arbiterWorkflowId(sweepId, n)).fetchHistory();
-      maxArbiterEvents = Math.max(maxArbiterEvents, h.events?.length ?? 0);
-    } catch {
-      /* a page that failed before its Arbiter started has no child */
+    // A page that reached its fixed point in one pass has a second Arbiter, for its PII tags.
+    for (const part of [undefined, 'pii'] as const) {
+      try {
+        const h = await client.workflow.getHandle(arbiterWorkflowId(sweepId, n, part)).fetchHistory();
+        maxArbiterEvents = Math.max(maxArbiterEvents, h.events?.length ?? 0);
+        children++;
+      } catch {
+        /* a page that failed before its Arbiter started (or proposed nothing) has no child */
+      }
     }
   }
   const maxSweepEvents = Math.max(0, ...sweepRuns);
   return {
-    executions: sweepRuns.length + pageCount,
+    executions: sweepRuns.length + children,
     sweepRuns,
     maxSweepEvents,
     maxArbiterEvents,

@@ -96,7 +96,8 @@ export function incrementalText(r: SweepReport): string | undefined {
     `${n(i.carriedOver)} carried over (decided before, not judged again), ${n(i.judged)} judged` +
     (i.incremental ? '' : ' (a full sweep)') +
     (i.rounds > 1
-      ? `; ${n(i.rejudged)} judged again in ${i.rounds - 1} later pass(es) after this sweep's writes`
+      ? `; ${n(i.rejudged)} judged again in ${i.rounds - 1} later pass(es) after this sweep's writes` +
+        (i.rejudgedAsReaders ? ` (${n(i.rejudgedAsReaders)} for another entity's repaired lineage)` : '')
       : '') +
     (i.unsettled > 0 ? `; ${n(i.unsettled)} changed by the last pass's writes are left for the next sweep` : '') +
     (i.failSafe ? `; FAIL-SAFE: ${i.failSafe}` : '') +

@@ -58,7 +58,24 @@ export function sweepWorkflowId(catalog: string, runKey: string): string {
   return `sweep/${catalogKey(catalog)}/${runKey}`;
 }
 
-/** `<parent-id>/arbiter/<n>` */
-export function arbiterWorkflowId(parentId: string, n: number): string {
-  return `${parentId}/arbiter/${n}`;
+/** `<parent-id>/arbiter/<n>`; the review of a page's PII tags after its evidence was written: `<parent-id>/arbiter/<n>/pii`. */
+export function arbiterWorkflowId(parentId: string, n: number, part?: PagePart): string {
+  return part === 'pii' ? `${parentId}/arbiter/${n}/pii` : `${parentId}/arbiter/${n}`;
 }
+
+/**
+ * The part of a page a step works on when the page reaches its fixed point in one pass (pageFixedPoint):
+ * `evidence`, what every agent but the PII classifier proposed (reviewed and written first), then `pii`, the PII
+ * classifier's tags on the page as that write left it. Absent: every proposal of the page.
+ */
+export type PagePart = 'evidence' | 'pii';
+
+/** The outcome and call-record tags of a step on a page's `pii` part: its own, so they never replace the evidence part's. */
+export const partTag = (part: PagePart | undefined, tag: string): string => (part === 'pii' ? `pii-${tag}` : tag);
+
+/** The write round of a page's `pii` part (a sweep that reaches each page's fixed point never has rounds of people). */
+export const PII_WRITE_ROUND = 1;
+
+/** Whether a proposal of `agent` belongs to a page's `part` (every proposal belongs when there is none). */
+export const inPart = (part: PagePart | undefined, agent: string): boolean =>
+  part === undefined || (part === 'pii') === (agent === 'pii-classifier');

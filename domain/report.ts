@@ -105,6 +105,12 @@ export interface IncrementalSummary {
   rounds: number;
   /** Entities judged again in later passes because a write of this sweep changed their evidence. */
   rejudged: number;
+  /**
+   * Of `rejudged`, the entities judged again for what they read of another entity a write changed (a lineage repair
+   * of their upstream); the rest are entities whose own lineage a write repaired. With pageFixedPoint no later pass
+   * judges an entity for its own descriptions or tags: its page's PII classifier read them in the same pass.
+   */
+  rejudgedAsReaders?: number;
   /** Entities whose evidence the last pass's writes changed: judged again by the next sweep. */
   unsettled: number;
   /** Why the memory was not used, or what else a reader should know (memory unreadable, judgment changed…). */
@@ -123,6 +129,11 @@ export interface SweepReport {
   finishedAt: string;
   partial: boolean;
   partialReasons: string[];
+  /**
+   * What the catalog adapter said about the catalog as read when the report was built (a dbt catalog.json older
+   * than the manifest, nodes it left out): caveats, not reasons to call the run partial. Absent: nothing said.
+   */
+  catalogNotes?: string[];
   entities: { requested: number; processed: number; failed: number };
   outcomes: { approved: number; rejected: number; not_reviewed: number };
   /** Per kind; a report from before description removals existed has no `description_removal`. */

@@ -18,10 +18,18 @@ export async function arbiterWorkflow(given: ArbiterInput): Promise<ArbiterResul
   const parsed = parseArbiterInput(given);
   if (!parsed.ok) throw invalidInput('arbiter input', parsed);
   const input = parsed.value;
-  setCurrentDetails(`Reviewing page ${input.pageIndex} (${input.mode} review): mechanical gate`);
+  const what = `page ${input.pageIndex}${input.part === 'pii' ? "'s PII tags" : ''}`;
+  setCurrentDetails(`Reviewing ${what} (${input.mode} review): mechanical gate`);
   const gate = await catalogActivities.reviewPageMechanically.executeWithOptions(
-    { ...CATALOG_OPTIONS, summary: `page ${input.pageIndex}: mechanical gate` },
-    [{ ledgerKey: input.ledgerKey, pageIndex: input.pageIndex, mode: input.mode }],
+    { ...CATALOG_OPTIONS, summary: `${what}: mechanical gate` },
+    [
+      {
+        ledgerKey: input.ledgerKey,
+        pageIndex: input.pageIndex,
+        mode: input.mode,
+        ...(input.part ? { part: input.part } : {}),
+      },
+    ],
   );
   const rotation = new Rotation(input.endpoints, [...input.retired]);
   const result: ArbiterResult = {
@@ -48,7 +56,7 @@ export async function arbiterWorkflow(given: ArbiterInput): Promise<ArbiterResul
     };
     const showProgress = () =>
       setCurrentDetails(
-        `Page ${input.pageIndex}: model review ${done}/${entities.length} entities${rotation.breakerTripped ? ' — breaker open' : ''}`,
+        `${what}: model review ${done}/${entities.length} entities${rotation.breakerTripped ? ' — breaker open' : ''}`,
       );
     await batchesThenAlone({
       entities,
@@ -89,6 +97,7 @@ export async function arbiterWorkflow(given: ArbiterInput): Promise<ArbiterResul
                 passed,
                 endpoint,
                 retired,
+                ...(input.part ? { part: input.part } : {}),
               },
             ],
           ),
@@ -124,6 +133,7 @@ export async function arbiterWorkflow(given: ArbiterInput): Promise<ArbiterResul
                 proposalIds,
                 endpoint,
                 retired,
+                ...(input.part ? { part: input.part } : {}),
               },
             ],
           ),
@@ -140,7 +150,7 @@ export async function arbiterWorkflow(given: ArbiterInput): Promise<ArbiterResul
       await catalogActivities.recordOutcomes({
         ledgerKey: input.ledgerKey,
         pageIndex: input.pageIndex,
-        tag: 'not-reviewed',
+        tag: input.part === 'pii' ? 'pii-not-reviewed' : 'not-reviewed',
         outcomes: unreviewed,
       });
       result.notReviewed += unreviewed.length;
@@ -159,7 +169,7 @@ export async function arbiterWorkflow(given: ArbiterInput): Promise<ArbiterResul
       ? `**PARTIAL** — ${result.notReviewed} proposals not reviewed (never written)`
       : '**Complete**';
   setCurrentDetails(
-    `${verdict}\n\nPage ${input.pageIndex}: ${result.approved} approved, ${result.rejected} rejected, ` +
+    `${verdict}\n\n${what[0]!.toUpperCase()}${what.slice(1)}: ${result.approved} approved, ${result.rejected} rejected, ` +
       `${result.notReviewed} not reviewed` +
       (retiredLines.length ? `\n\n${retiredLines.slice(0, 8).join('\n')}` : ''),
   );
@@ -168,6 +178,7 @@ export async function arbiterWorkflow(given: ArbiterInput): Promise<ArbiterResul
       summary: {
         partial: result.notReviewed > 0,
         page: input.pageIndex,
+        ...(input.part === 'pii' ? { part: 'pii' } : {}),
         approved: result.approved,
         rejected: result.rejected,
         notReviewed: result.notReviewed,

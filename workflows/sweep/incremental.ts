@@ -86,9 +86,11 @@ export async function nextPass(sweep: Sweep): Promise<boolean> {
     inc.writtenAtRoundStart = state.counts.written;
     return false;
   }
+  // The pass just finished: its pages' PII readings after their evidence writes count (pageFixedPoint).
+  const passPages: [number, number] = [inc.rounds[round - 1]!.firstPage, state.pageCount];
   const d = await catalogActivities.detectChanges.executeWithOptions(
     { ...REPORT_OPTIONS, summary: `pass ${round + 1}: what this sweep's writes changed` },
-    [{ ledgerKey: state.ledgerKey, round }],
+    [{ ledgerKey: state.ledgerKey, round, ...(patched('page-fixed-point-v1') ? { passPages } : {}) }],
   );
   inc.writtenAtRoundStart = state.counts.written;
   if (d.toJudge === 0) return false;
@@ -98,7 +100,7 @@ export async function nextPass(sweep: Sweep): Promise<boolean> {
     inc.unsettled = d.toJudge;
     return false;
   }
-  inc.rounds.push({ firstPage: state.pageCount, count: d.toJudge });
+  inc.rounds.push({ firstPage: state.pageCount, count: d.toJudge, ...(d.asReaders ? { asReaders: d.asReaders } : {}) });
   state.pageCount += Math.ceil(d.toJudge / state.pageSize);
   sweep.progress.pageCount = state.pageCount;
   return true;
@@ -138,6 +140,7 @@ export async function remember(
     ...inc.summary,
     rounds: inc.rounds.length,
     rejudged: inc.rounds.slice(1).reduce((n, r) => n + r.count, 0),
+    rejudgedAsReaders: inc.rounds.slice(1).reduce((n, r) => n + (r.asReaders ?? 0), 0),
     unsettled: inc.unsettled,
   };
   const input: RememberInput = {

@@ -1,6 +1,6 @@
 import { ParentClosePolicy, executeChild, log, patched } from '@temporalio/workflow';
 import type { AgentName } from '../../domain/proposal';
-import { arbiterWorkflowId } from '../../domain/ids';
+import { arbiterWorkflowId, PII_WRITE_ROUND, type PagePart } from '../../domain/ids';
 import { catalogActivities, CATALOG_OPTIONS } from '../activities';
 import { arbiterWorkflow } from '../arbiter';
 import { failureOf } from '../failures';
@@ -47,9 +47,28 @@ interface Page {
  * reviewed (or could not be parked) is not written.
  */
 export async function processPage(sweep: Sweep, agents: Agents, people: HumanReview, pageIndex: number) {
-  const { cfg, state, progress } = sweep;
+  const { cfg, state } = sweep;
   const page = await loadPage(sweep, pageIndex);
   if (!page) return;
+  if (inPageFixedPoint(sweep, page) && patched('page-fixed-point-v1')) {
+    // Evidence first: the page's descriptions and lineage repairs are reviewed and written, then its PII classifier
+    // reads the page as that write left it (a description is evidence for its table's tags), and its tags are
+    // reviewed and written. A later pass is left only what a write changed of another entity's reading.
+    const skipPii = [...page.skipAgents, 'pii-classifier' as const];
+    const recorded = await agents.run(pageIndex, page.pass.round, page.ids, page.first, page.loaded, skipPii);
+    if (recorded !== 0) await reviewPage(sweep, page, 'evidence');
+    await writePage(sweep, page, 'evidence');
+    const others = cfg.agents.filter((a) => a !== 'pii-classifier');
+    const onlyPii = [...page.skipAgents, ...others];
+    const tagged = await agents.run(pageIndex, page.pass.round, page.ids, page.first, page.loaded, onlyPii);
+    // Nothing proposed, nothing to review, log or write.
+    if (tagged !== 0) {
+      await reviewPage(sweep, page, 'pii');
+      await writePage(sweep, page, 'pii');
+    }
+    pageDone(sweep, page);
+    return;
+  }
   const recorded = await agents.run(pageIndex, page.pass.round, page.ids, page.first, page.loaded, page.skipAgents);
   // A page whose agents all finished and proposed nothing to review has nothing for an Arbiter: no child is started
   // (most pages of a later pass, where the PII classifier reads ARGUS's new descriptions and finds nothing more).
@@ -68,6 +87,26 @@ export async function processPage(sweep: Sweep, agents: Agents, people: HumanRev
     }
   }
   await writePage(sweep, page);
+  pageDone(sweep, page);
+}
+
+/**
+ * Whether a page reaches its fixed point in one pass (pageFixedPoint): its PII classifier runs after the other agents'
+ * repairs are written, when there are any to write before it. What waits for people, or a dry run, writes nothing
+ * in between: every agent runs at once then, as in a fitBudget sweep.
+ */
+function inPageFixedPoint(sweep: Sweep, page: Page): boolean {
+  const { cfg } = sweep;
+  // A fitBudget sweep spends what its plan priced: every agent at once, one review per page.
+  if (!cfg.pageFixedPoint || cfg.humanReview || cfg.dryRun || cfg.fitBudget) return false;
+  const runs = (a: AgentName) =>
+    cfg.agents.includes(a) && !page.skipAgents.includes(a) && !(page.pass.round > 0 && a === 'lineage-checker');
+  return runs('pii-classifier') && (runs('description-drafter') || runs('lineage-checker'));
+}
+
+/** A page finished: counted, and the progress shown. */
+function pageDone(sweep: Sweep, page: Page): void {
+  const { state, progress } = sweep;
   state.counts.pagesDone++;
   if (page.pass.round === 0) state.counts.entitiesDone += page.size;
   Object.assign(progress, {
@@ -124,12 +163,16 @@ async function loadPage(sweep: Sweep, index: number): Promise<Page | null> {
   }
 }
 
-/** The page's review, in an `arbiterWorkflow` child; endpoints it retired are the sweep's retired from then on. */
-async function reviewPage(sweep: Sweep, page: Page): Promise<void> {
+/**
+ * The page's review (or that of its `part`), in an `arbiterWorkflow` child; endpoints it retired are the sweep's
+ * retired from then on.
+ */
+async function reviewPage(sweep: Sweep, page: Page, part?: PagePart): Promise<void> {
   const { cfg, state, sweepId } = sweep;
+  const what = part === 'pii' ? `the PII tags of page ${page.index}` : `page ${page.index}`;
   try {
     const review = await executeChild(arbiterWorkflow, {
-      workflowId: arbiterWorkflowId(sweepId, page.index),
+      workflowId: arbiterWorkflowId(sweepId, page.index, part),
       args: [
         {
           sweepId,
@@ -141,12 +184,13 @@ async function reviewPage(sweep: Sweep, page: Page): Promise<void> {
           modelConcurrency: cfg.modelConcurrency,
           throttleAttemptsBeforeRotation: cfg.throttleAttemptsBeforeRotation,
           modelBatch: cfg.modelBatch,
+          ...(part ? { part } : {}),
         },
       ],
       parentClosePolicy: ParentClosePolicy.TERMINATE,
-      staticSummary: `Arbiter for ${state.catalogName} page ${page.index} (${cfg.review} review)`,
+      staticSummary: `Arbiter for ${state.catalogName} ${what} (${cfg.review} review)`,
       staticDetails:
-        `Reviews the proposals of page ${page.index} of sweep ${sweepId}: the mechanical gate first` +
+        `Reviews the ${part === 'evidence' ? 'descriptions and lineage flags' : 'proposals'} of ${what} of sweep ${sweepId}: the mechanical gate first` +
         (cfg.review === 'model'
           ? `, then the model on endpoints ${cfg.endpoints.map((e) => e.id).join(', ')}.`
           : ' (the declared reviewer).'),
@@ -165,12 +209,16 @@ async function reviewPage(sweep: Sweep, page: Page): Promise<void> {
   }
 }
 
-/** Write the page's approved repairs (idempotent per proposal: a retry or a repeated sweep writes once). */
-async function writePage(sweep: Sweep, page: Page): Promise<void> {
+/**
+ * Write the page's approved repairs, or those of its `part` (idempotent per proposal: a retry or a repeated sweep
+ * writes once).
+ */
+async function writePage(sweep: Sweep, page: Page, part?: PagePart): Promise<void> {
   const { cfg, state, sweepId } = sweep;
+  const what = part === 'pii' ? 'PII tags' : part === 'evidence' ? 'descriptions and lineage' : 'repairs';
   try {
     const w = await catalogActivities.applyApprovedRepairs.executeWithOptions(
-      { ...CATALOG_OPTIONS, summary: `page ${page.index}: write approved repairs${cfg.dryRun ? ' (dry run)' : ''}` },
+      { ...CATALOG_OPTIONS, summary: `page ${page.index}: write approved ${what}${cfg.dryRun ? ' (dry run)' : ''}` },
       [
         {
           ledgerKey: state.ledgerKey,
@@ -179,6 +227,8 @@ async function writePage(sweep: Sweep, page: Page): Promise<void> {
           ...(page.ids.length > 0 ? { ids: page.ids } : {}),
           overwriteHumanText: cfg.overwriteHumanText,
           dryRun: cfg.dryRun,
+          ...(part ? { part } : {}),
+          ...(part === 'pii' ? { round: PII_WRITE_ROUND } : {}),
         },
       ],
     );
