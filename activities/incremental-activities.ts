@@ -97,6 +97,11 @@ const settledPageDocName = (page: number) => `settled-page-${page}`;
  * write left it, what the classifier read. Written only when that write changed something.
  */
 export const piiReadDocName = (page: number) => `pii-read-${page}`;
+/**
+ * A page whose lineage flags were written before its drafter ran (pageFixedPoint): its entities' own prints and
+ * reads as that write left them, what the drafter read of the page. Written only when that write changed something.
+ */
+export const lineageReadDocName = (page: number) => `lineage-read-${page}`;
 /** Every entity's own prints and reads as the first pass's scan found them (a later pass's detection starts there). */
 export const scanPrintsDocName = 'own-prints';
 /** A page's entities' own prints and reads after its last write: what a later pass's detection lays over the scan's. */
@@ -423,6 +428,33 @@ async function keptAfterWrites(ledger: SweepLedger): Promise<Record<string, Kept
   return scan;
 }
 
+/**
+ * What a page's later agents read after its lineage write (pageFixedPoint): the effective prints of the page's
+ * entities (`kept`, as that write left them), each entity off the page standing as it was when the pass started
+ * (`before`, a pass's fingerprints doc). Another page's write is never taken as read: an entity reading one is
+ * judged again (conservatively, when that write came first).
+ */
+function readAfterLineage(
+  kept: Record<string, KeptPrints>,
+  before: Record<string, string>,
+): Map<string, EffectivePrints> {
+  const own = new Map<string, EntityPrints>();
+  const reads = new Map<string, { entities: string[]; names: string[] }>();
+  for (const [id, [o, pii, evidence, entities, names]] of Object.entries(kept)) {
+    own.set(id, { own: o, pii, evidence });
+    reads.set(id, { entities, names });
+  }
+  // Off the page: what it read as at the pass's start, with no reads of its own (its print already holds them).
+  for (const { entities } of reads.values())
+    for (const d of entities) {
+      if (own.has(d)) continue;
+      const b = unpack(before[d]);
+      if (b) own.set(d, { own: b.fp, pii: b.pii, evidence: b.ev });
+    }
+  const all = effectiveFingerprints(own, reads);
+  return new Map(Object.keys(kept).map((id) => [id, all.get(id)!]));
+}
+
 /** Load a catalog's memory; a store that cannot read it yields `untrusted`, never an error. */
 async function loadMemory(store: StateStore, key: string): Promise<MemoryRead> {
   try {
@@ -563,7 +595,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
     }): Promise<{
       toJudge: number;
       /** Round > 0: of `toJudge`, the entities judged again for what they read of others (another entity's write). */
-      asReaders?: number;
+      crossPage?: number;
       new: number;
       changed: number;
       unchanged: number;
@@ -580,24 +612,31 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         const prints = (await printsAfterWrites(ledger)) ?? (await scanCatalog(catalog, ids, ctx, false)).prints;
         await ledger.writeDoc(fingerprintsDocName(input.round), packAll(prints));
         const before = (await ledger.doc<Record<string, string>>(fingerprintsDocName(input.round - 1))) ?? {};
-        // What a page's PII classifier read after the page's evidence write (pageFixedPoint): its judgment rests on that.
+        // What a page's later agents read after its earlier parts were written (pageFixedPoint): the drafter after
+        // the lineage write, the PII classifier after the description write. Their judgments rest on that.
         const piiRead = new Map<string, string>();
+        const lineageRead = new Map<string, EffectivePrints>();
         if (input.passPages)
-          for (let n = input.passPages[0]; n < input.passPages[1]; n++)
+          for (let n = input.passPages[0]; n < input.passPages[1]; n++) {
+            const kept = await ledger.doc<Record<string, KeptPrints>>(lineageReadDocName(n));
+            if (kept) for (const [id, p] of readAfterLineage(kept, before)) lineageRead.set(id, p);
             for (const [id, pii] of Object.entries((await ledger.doc<Record<string, string>>(piiReadDocName(n))) ?? {}))
               piiRead.set(id, pii);
+          }
         const changed: string[] = [];
         const scopes: PassScopes = { piiOnly: [], readersOnly: [] };
         const absorbed: string[] = [];
-        let asReaders = 0;
+        let crossPage = 0;
         for (const id of ids) {
           let was = unpack(before[id]);
+          const afterLineage = lineageRead.get(id);
+          if (was && afterLineage) was = { ...was, ev: afterLineage.ev, pii: afterLineage.pii, tr: afterLineage.tr };
           const read = piiRead.get(id);
           if (was && read !== undefined) was = { ...was, pii: read };
           const now = prints.get(id);
           const scope = rejudgeScope(was, now);
           if (scope === 'none') continue;
-          if (scope !== 'absorbed' && was && now && was.tr !== now.tr) asReaders++;
+          if (scope !== 'absorbed' && was && now && was.tr !== now.tr) crossPage++;
           if (scope === 'absorbed') absorbed.push(id);
           else changed.push(id);
           if (scope === 'pii') scopes.piiOnly.push(id);
@@ -626,7 +665,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         await ledger.writeDoc(selectionDocName(input.round), changed);
         return {
           toJudge: changed.length,
-          asReaders,
+          crossPage,
           new: 0,
           changed: changed.length,
           unchanged: 0,

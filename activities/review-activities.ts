@@ -166,7 +166,7 @@ export function createReviewActivities(deps: ActivityDeps) {
     async recordOutcomes(input: {
       ledgerKey: string;
       pageIndex: number;
-      tag: 'not-reviewed' | 'pii-not-reviewed' | 'human' | `human-${number}`;
+      tag: 'not-reviewed' | 'pii-not-reviewed' | 'lineage-not-reviewed' | 'human' | `human-${number}`;
       outcomes: Outcome[];
     }): Promise<number> {
       const stage = input.tag.endsWith('not-reviewed') ? 'not-reviewed' : 'human';

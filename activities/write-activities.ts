@@ -11,6 +11,7 @@ import {
   pagePrintsDocName,
   pageStatsDocName,
   piiReadDocName,
+  lineageReadDocName,
 } from './incremental-activities';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 
@@ -28,10 +29,11 @@ export interface WritePageInput {
   /** The proposals people decided in that round, whose decisions it logs. */
   proposalIds?: string[];
   /**
-   * The page's part (domain/ids.ts PagePart) when the page reaches its fixed point in one pass: `evidence` writes
-   * what every agent but the PII classifier proposed and keeps what the PII classifier then reads of each entity
-   * (piiReadDocName); `pii` (in round PII_WRITE_ROUND, domain/ids.ts) writes the PII classifier's tags. Only the part's proposals are
-   * written and their decisions logged.
+   * The page's part (domain/ids.ts PagePart) when the page reaches its fixed point in one pass: `lineage` (in round
+   * LINEAGE_WRITE_ROUND) writes the lineage checker's flags and keeps the page's prints as they leave it
+   * (lineageReadDocName), what the drafter reads next; `evidence` writes the drafter's descriptions and removals and
+   * keeps what the PII classifier then reads of each entity (piiReadDocName); `pii` (in round PII_WRITE_ROUND)
+   * writes the PII classifier's tags. Only the part's proposals are written and their decisions logged.
    */
   part?: PagePart;
 }
@@ -82,6 +84,8 @@ export function createWriteActivities(deps: ActivityDeps) {
             piiReadDocName(input.pageIndex),
             Object.fromEntries(Object.entries(prints).map(([id, p]) => [id, p[1]])),
           );
+        // What the page's drafter (and PII classifier) read next, after its lineage flags.
+        else if (input.part === 'lineage') await ledger.writeDoc(lineageReadDocName(input.pageIndex), prints);
       } else await ledger.writeStats(input.pageIndex, 'after', catalogStats((await catalog.getEntities(ids)).entities));
     };
     const done = await ledger.writes(input.pageIndex, round);

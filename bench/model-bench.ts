@@ -1,5 +1,5 @@
 // npm run bench:model [-- --json] [--latency-ms 300] [--concurrency 8] [--sizes demo,1000,<catalog.json>] [--modes batched,unbatched]
-//                       [--max-output-tokens 900] [--page-concurrency N] [--cold | --learned]
+//                       [--max-output-tokens 900] [--page-concurrency N] [--cold | --learned] [--page-fixed-point on|off]
 // Model sweeps (all three agents model-backed, model review) of the demo catalog and a generated one on a
 // throwaway dev server, the worker in its own process (compiled code), against the fake provider answering
 // after --latency-ms: batched (the default modelBatch) and unbatched ({entities: 1}). Beside each, a plain
@@ -43,7 +43,7 @@ import {
 } from '../activities/model/model-review';
 import { OutputCalibration, scaleOutput } from '../activities/model/calibration';
 import { sendPlannedBatches, type BatchPlan } from '../workflows/lead-batches';
-import { ROOT, startDevServer, startBenchWorker, killTree, cpuMs } from './support';
+import { ROOT, startDevServer, startBenchWorker, killTree, cpuMs, pageFixedPointArg } from './support';
 
 const KEY_ENV = 'ARGUS_BENCH_FAKE_KEY';
 // The fake provider reads no key; the worker only needs the variable apiKeyEnv names to be set.
@@ -614,6 +614,7 @@ async function main(): Promise<void> {
           modelConcurrency: concurrency,
           ...(pages !== undefined ? { concurrency: pages } : {}),
           ...(mode === 'unbatched' ? { modelBatch: { entities: 1 } } : {}),
+          ...pageFixedPointArg(),
         };
         const parsed = parseSweepInput(input);
         if (!parsed.ok) throw new Error(parsed.message);

@@ -1,4 +1,5 @@
 // npm run bench:nightly [-- --json] [--modes rules,model] [--sizes N,M] [--latency-ms 300] [--concurrency 8]
+//                         [--page-fixed-point on|off]
 // Four nights of incremental sweeps of one generated file catalog, on a throwaway dev server with one worker
 // process (compiled code) and one state folder kept across the nights, so the sweeps' memory carries:
 // night 1 a fresh catalog, night 2 the same catalog untouched, night 3 after a seeded edit of 1 % of its entities,
@@ -16,7 +17,7 @@ import type { IncrementalSummary, SweepReport } from '../domain/report';
 import type { EndpointConfig } from '../domain/sweep';
 import { startFakeProvider, type FakeProvider } from '../fakes/provider';
 import { readCatalog } from './catalog-io';
-import { ROOT, startDevServer, startBenchWorker, killTree, peakRssMb } from './support';
+import { ROOT, startDevServer, startBenchWorker, killTree, peakRssMb, pageFixedPointArg } from './support';
 
 const KEY_ENV = 'ARGUS_BENCH_FAKE_KEY';
 // The fake provider reads no key; the worker only needs the variable apiKeyEnv names to be set.
@@ -289,6 +290,7 @@ async function main(): Promise<void> {
                 agentBackend: 'rules',
                 review: 'mechanical',
                 concurrency: 10,
+                ...pageFixedPointArg(),
               }
             : {
                 catalog: { kind: 'file', path: catalogPath },
@@ -296,6 +298,7 @@ async function main(): Promise<void> {
                 review: 'model',
                 endpoints: [{ ...endpoint!, model }],
                 modelConcurrency: concurrency,
+                ...pageFixedPointArg(),
               };
         const taskQueue = `bench-nightly-${Date.now()}-${mode}-${n}`;
         let worker = await startWorker(server.address, taskQueue, path.join(dir, 'state'));

@@ -151,3 +151,15 @@ export async function startBenchWorker(opts: {
   });
   return worker;
 }
+
+/**
+ * `--page-fixed-point on|off`: the sweeps' `pageFixedPoint` (absent: the input's default, on), so one run can set
+ * one pass per page beside every agent at once. Spread into a sweep's input.
+ */
+export function pageFixedPointArg(): { pageFixedPoint?: boolean } {
+  const i = process.argv.indexOf('--page-fixed-point');
+  if (i < 0) return {};
+  const v = process.argv[i + 1];
+  if (v !== 'on' && v !== 'off') throw new Error('--page-fixed-point: on or off');
+  return { pageFixedPoint: v === 'on' };
+}

@@ -1,5 +1,6 @@
 // npm run bench [-- --json] [--sizes demo,1000,10000] [--page-size N] [--concurrency N] [--repeat N]
 //                 [--state file|postgres|file,postgres] [--workers 1|2|1,2] [--max-passes N] [--timeline]
+//                 [--page-fixed-point on|off]
 // Sweeps of the demo catalog and of generated catalogs on a throwaway dev server, with the worker in its own
 // process (compiled code), side by side with the same agents, gate and writes in a plain loop (bench/loop.ts, in a
 // process of its own).
@@ -13,7 +14,16 @@ import type { SweepReport } from '../domain/report';
 import { effectivePageSize } from '../domain/sweep';
 import { sweepHistoryStats } from '../client/history-stats';
 import { sweepTimeline } from './timeline';
-import { ROOT, startDevServer, startBenchWorker, killTree, peakRssMb, cpuMs, mainThreadCpuMs } from './support';
+import {
+  ROOT,
+  startDevServer,
+  startBenchWorker,
+  killTree,
+  peakRssMb,
+  cpuMs,
+  mainThreadCpuMs,
+  pageFixedPointArg,
+} from './support';
 import { startPostgres, type PgServer } from '../test/support/postgres';
 import { openPgStateStore } from '../state/postgres/store';
 
@@ -159,7 +169,13 @@ async function main(): Promise<void> {
               taskQueue,
               workflowId: id,
               args: [
-                { catalog: { kind: 'file', path: file }, pageSize, concurrency, ...(maxPasses ? { maxPasses } : {}) },
+                {
+                  catalog: { kind: 'file', path: file },
+                  pageSize,
+                  concurrency,
+                  ...(maxPasses ? { maxPasses } : {}),
+                  ...pageFixedPointArg(),
+                },
               ],
             });
             const report = (await h.result()) as SweepReport;

@@ -34,8 +34,8 @@ export async function sweepHistoryStats(
   let maxArbiterEvents = 0;
   let children = 0;
   for (let n = 0; n < pageCount; n++) {
-    // A page that reached its fixed point in one pass has a second Arbiter, for its PII tags.
-    for (const part of [undefined, 'pii'] as const) {
+    // A page that reached its fixed point in one pass has an Arbiter per part: lineage flags, descriptions, PII tags.
+    for (const part of ['lineage', undefined, 'pii'] as const) {
       try {
         const h = await client.workflow.getHandle(arbiterWorkflowId(sweepId, n, part)).fetchHistory();
         maxArbiterEvents = Math.max(maxArbiterEvents, h.events?.length ?? 0);

@@ -97,7 +97,7 @@ export function incrementalText(r: SweepReport): string | undefined {
     (i.incremental ? '' : ' (a full sweep)') +
     (i.rounds > 1
       ? `; ${n(i.rejudged)} judged again in ${i.rounds - 1} later pass(es) after this sweep's writes` +
-        (i.rejudgedAsReaders ? ` (${n(i.rejudgedAsReaders)} for another entity's repaired lineage)` : '')
+        (i.crossPageRejudged ? ` (${n(i.crossPageRejudged)} for another entity's repaired lineage)` : '')
       : '') +
     (i.unsettled > 0 ? `; ${n(i.unsettled)} changed by the last pass's writes are left for the next sweep` : '') +
     (i.failSafe ? `; FAIL-SAFE: ${i.failSafe}` : '') +

@@ -20,7 +20,7 @@ export const ArbiterInput = z
     /** Entities per review call and their evidence's token budget (absent, or 1 entity: one call per entity). */
     modelBatch: SweepInput.shape.modelBatch.unwrap().optional(),
     /** The page's part to review (domain/ids.ts PagePart); absent: every proposal of the page. */
-    part: z.enum(['evidence', 'pii']).optional(),
+    part: z.enum(['lineage', 'evidence', 'pii']).optional(),
   })
   .strict();
 export type ArbiterInput = z.infer<typeof ArbiterInput>;

@@ -58,24 +58,34 @@ export function sweepWorkflowId(catalog: string, runKey: string): string {
   return `sweep/${catalogKey(catalog)}/${runKey}`;
 }
 
-/** `<parent-id>/arbiter/<n>`; the review of a page's PII tags after its evidence was written: `<parent-id>/arbiter/<n>/pii`. */
+/**
+ * `<parent-id>/arbiter/<n>`; the reviews of a page's later parts (pageFixedPoint): `<parent-id>/arbiter/<n>/pii`
+ * for its PII tags, `<parent-id>/arbiter/<n>/lineage` for its lineage flags.
+ */
 export function arbiterWorkflowId(parentId: string, n: number, part?: PagePart): string {
-  return part === 'pii' ? `${parentId}/arbiter/${n}/pii` : `${parentId}/arbiter/${n}`;
+  return part === 'pii' || part === 'lineage' ? `${parentId}/arbiter/${n}/${part}` : `${parentId}/arbiter/${n}`;
 }
 
 /**
- * The part of a page a step works on when the page reaches its fixed point in one pass (pageFixedPoint):
- * `evidence`, what every agent but the PII classifier proposed (reviewed and written first), then `pii`, the PII
- * classifier's tags on the page as that write left it. Absent: every proposal of the page.
+ * The part of a page a step works on when the page reaches its fixed point in one pass (pageFixedPoint), in the
+ * order evidence flows: `lineage`, the lineage checker's flags (a repaired upstream is what the drafter inherits
+ * through); `evidence`, the drafter's descriptions and removals on the page as that write left it; `pii`, the PII
+ * classifier's tags on the page with those descriptions. Absent: every proposal of the page.
  */
-export type PagePart = 'evidence' | 'pii';
+export type PagePart = 'lineage' | 'evidence' | 'pii';
 
-/** The outcome and call-record tags of a step on a page's `pii` part: its own, so they never replace the evidence part's. */
-export const partTag = (part: PagePart | undefined, tag: string): string => (part === 'pii' ? `pii-${tag}` : tag);
+/** The outcome and call-record tags of a step on a page's part: `lineage-…` and `pii-…`, so none replaces another's. */
+export const partTag = (part: PagePart | undefined, tag: string): string =>
+  part === 'pii' || part === 'lineage' ? `${part}-${tag}` : tag;
 
-/** The write round of a page's `pii` part (a sweep that reaches each page's fixed point never has rounds of people). */
+/** The write rounds of a page's `pii` and `lineage` parts (a sweep reaching each page's fixed point has no rounds of people). */
 export const PII_WRITE_ROUND = 1;
+export const LINEAGE_WRITE_ROUND = 2;
+
+/** The part a proposal of `agent` belongs to. */
+const partOf = (agent: string): PagePart =>
+  agent === 'pii-classifier' ? 'pii' : agent === 'lineage-checker' ? 'lineage' : 'evidence';
 
 /** Whether a proposal of `agent` belongs to a page's `part` (every proposal belongs when there is none). */
 export const inPart = (part: PagePart | undefined, agent: string): boolean =>
-  part === undefined || (part === 'pii') === (agent === 'pii-classifier');
+  part === undefined || partOf(agent) === part;

@@ -110,7 +110,7 @@ export interface IncrementalSummary {
    * of their upstream); the rest are entities whose own lineage a write repaired. With pageFixedPoint no later pass
    * judges an entity for its own descriptions or tags: its page's PII classifier read them in the same pass.
    */
-  rejudgedAsReaders?: number;
+  crossPageRejudged?: number;
   /** Entities whose evidence the last pass's writes changed: judged again by the next sweep. */
   unsettled: number;
   /** Why the memory was not used, or what else a reader should know (memory unreadable, judgment changed…). */

@@ -206,11 +206,12 @@ export const SweepInput = z
      */
     maxPasses: z.number().int().min(1).max(5).default(3),
     /**
-     * One pass per page reaches the page's fixed point: a page's descriptions and lineage repairs are reviewed and
-     * written first, then its PII classifier reads them (and its tags are reviewed and written), so a later pass
-     * runs only for what a write changed of another entity's reading. false: every agent at once, and a later
-     * catalog-wide pass for what the writes changed (the results are the same; it costs more). Sweeps with
-     * `humanReview`, `dryRun` and `fitBudget` run every agent at once (nothing is written between; a plan priced that).
+     * One pass per page reaches the page's fixed point: a page's lineage flags are reviewed and written first, then
+     * its drafter reads them (and its descriptions are reviewed and written), then its PII classifier reads those
+     * (and its tags are reviewed and written), so a later pass runs only for what a write on another page changed.
+     * false: every agent at once, and a later catalog-wide pass for what the writes changed (it costs more, and
+     * what was written on evidence the sweep changed stays). Sweeps with `humanReview`, `dryRun` and `fitBudget`
+     * run every agent at once (nothing is written between; a plan priced that).
      */
     pageFixedPoint: z.boolean().default(true),
   })

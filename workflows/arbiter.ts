@@ -18,7 +18,7 @@ export async function arbiterWorkflow(given: ArbiterInput): Promise<ArbiterResul
   const parsed = parseArbiterInput(given);
   if (!parsed.ok) throw invalidInput('arbiter input', parsed);
   const input = parsed.value;
-  const what = `page ${input.pageIndex}${input.part === 'pii' ? "'s PII tags" : ''}`;
+  const what = `page ${input.pageIndex}${input.part === 'pii' ? "'s PII tags" : input.part === 'lineage' ? "'s lineage flags" : ''}`;
   setCurrentDetails(`Reviewing ${what} (${input.mode} review): mechanical gate`);
   const gate = await catalogActivities.reviewPageMechanically.executeWithOptions(
     { ...CATALOG_OPTIONS, summary: `${what}: mechanical gate` },
@@ -150,7 +150,7 @@ export async function arbiterWorkflow(given: ArbiterInput): Promise<ArbiterResul
       await catalogActivities.recordOutcomes({
         ledgerKey: input.ledgerKey,
         pageIndex: input.pageIndex,
-        tag: input.part === 'pii' ? 'pii-not-reviewed' : 'not-reviewed',
+        tag: input.part === 'pii' || input.part === 'lineage' ? `${input.part}-not-reviewed` : 'not-reviewed',
         outcomes: unreviewed,
       });
       result.notReviewed += unreviewed.length;
@@ -178,7 +178,7 @@ export async function arbiterWorkflow(given: ArbiterInput): Promise<ArbiterResul
       summary: {
         partial: result.notReviewed > 0,
         page: input.pageIndex,
-        ...(input.part === 'pii' ? { part: 'pii' } : {}),
+        ...(input.part === 'pii' || input.part === 'lineage' ? { part: input.part } : {}),
         approved: result.approved,
         rejected: result.rejected,
         notReviewed: result.notReviewed,

@@ -33,9 +33,11 @@ test('a generated catalog goes through children and continue-as-new; no executio
   const stats = await sweepHistoryStats(w.client, id, handle.firstExecutionRunId, pages);
   expect(stats.sweepRuns.length).toBe(Math.ceil(pages / pagesPerRun));
   // Events per page in the parent are bounded, so a run of `pagesPerRun` pages stays far under the ceiling;
-  // the bench checks the same at 10,000 entities with the default settings.
+  // the bench checks the same at 10,000 entities with the default settings. A page in its three parts (lineage
+  // flags, descriptions, PII tags: an agent, an Arbiter and a write each) takes about 42 events; the default 100
+  // pages per run, about 4,200.
   expect(stats.maxHistoryEvents).toBeLessThan(10240);
-  expect(stats.maxSweepEvents).toBeLessThan(pagesPerRun * 40);
+  expect(stats.maxSweepEvents).toBeLessThan(pagesPerRun * 50);
   // Nothing in the history grows with the catalog: page ids stay in the ledger, activities get counts.
   const history = await w.client.workflow.getHandle(id, handle.firstExecutionRunId).fetchHistory();
   const decode = (p: { data?: Uint8Array | null } | undefined) =>

@@ -100,7 +100,7 @@ export async function nextPass(sweep: Sweep): Promise<boolean> {
     inc.unsettled = d.toJudge;
     return false;
   }
-  inc.rounds.push({ firstPage: state.pageCount, count: d.toJudge, ...(d.asReaders ? { asReaders: d.asReaders } : {}) });
+  inc.rounds.push({ firstPage: state.pageCount, count: d.toJudge, ...(d.crossPage ? { crossPage: d.crossPage } : {}) });
   state.pageCount += Math.ceil(d.toJudge / state.pageSize);
   sweep.progress.pageCount = state.pageCount;
   return true;
@@ -140,7 +140,7 @@ export async function remember(
     ...inc.summary,
     rounds: inc.rounds.length,
     rejudged: inc.rounds.slice(1).reduce((n, r) => n + r.count, 0),
-    rejudgedAsReaders: inc.rounds.slice(1).reduce((n, r) => n + (r.asReaders ?? 0), 0),
+    crossPageRejudged: inc.rounds.slice(1).reduce((n, r) => n + (r.crossPage ?? 0), 0),
     unsettled: inc.unsettled,
   };
   const input: RememberInput = {

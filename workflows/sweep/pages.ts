@@ -1,6 +1,9 @@
 import { ParentClosePolicy, executeChild, log, patched } from '@temporalio/workflow';
 import type { AgentName } from '../../domain/proposal';
-import { arbiterWorkflowId, PII_WRITE_ROUND, type PagePart } from '../../domain/ids';
+import { arbiterWorkflowId, inPart, LINEAGE_WRITE_ROUND, PII_WRITE_ROUND, type PagePart } from '../../domain/ids';
+
+/** A page's parts in the order evidence flows (pageFixedPoint). */
+const PAGE_PARTS: readonly PagePart[] = ['lineage', 'evidence', 'pii'];
 import { catalogActivities, CATALOG_OPTIONS } from '../activities';
 import { arbiterWorkflow } from '../arbiter';
 import { failureOf } from '../failures';
@@ -51,20 +54,22 @@ export async function processPage(sweep: Sweep, agents: Agents, people: HumanRev
   const page = await loadPage(sweep, pageIndex);
   if (!page) return;
   if (inPageFixedPoint(sweep, page) && patched('page-fixed-point-v1')) {
-    // Evidence first: the page's descriptions and lineage repairs are reviewed and written, then its PII classifier
-    // reads the page as that write left it (a description is evidence for its table's tags), and its tags are
-    // reviewed and written. A later pass is left only what a write changed of another entity's reading.
-    const skipPii = [...page.skipAgents, 'pii-classifier' as const];
-    const recorded = await agents.run(pageIndex, page.pass.round, page.ids, page.first, page.loaded, skipPii);
-    if (recorded !== 0) await reviewPage(sweep, page, 'evidence');
-    await writePage(sweep, page, 'evidence');
-    const others = cfg.agents.filter((a) => a !== 'pii-classifier');
-    const onlyPii = [...page.skipAgents, ...others];
-    const tagged = await agents.run(pageIndex, page.pass.round, page.ids, page.first, page.loaded, onlyPii);
-    // Nothing proposed, nothing to review, log or write.
-    if (tagged !== 0) {
-      await reviewPage(sweep, page, 'pii');
-      await writePage(sweep, page, 'pii');
+    // In the order evidence flows: the lineage checker's flags (a repaired upstream is what the drafter inherits
+    // through), then the drafter's descriptions (evidence for the PII tags), then the PII classifier's tags; each
+    // part reviewed by its own Arbiter and written before the next part's agents read the page. A later pass is
+    // left only what a write changed of an entity on another page.
+    for (const part of PAGE_PARTS) {
+      const own = cfg.agents.filter((a) => inPart(part, a));
+      if (!own.some((a) => runsOn(sweep, page, a))) {
+        // The page's own write (round 0) stands even when no agent of its part runs: the page's audit line.
+        if (part === 'evidence') await writePage(sweep, page, part);
+        continue;
+      }
+      const skip = [...page.skipAgents, ...cfg.agents.filter((a) => !inPart(part, a))];
+      const recorded = await agents.run(pageIndex, page.pass.round, page.ids, page.first, page.loaded, skip);
+      // Nothing proposed: nothing to review; nothing to write but the page's own line.
+      if (recorded !== 0) await reviewPage(sweep, page, part);
+      if (recorded !== 0 || part === 'evidence') await writePage(sweep, page, part);
     }
     pageDone(sweep, page);
     return;
@@ -91,17 +96,31 @@ export async function processPage(sweep: Sweep, agents: Agents, people: HumanRev
 }
 
 /**
- * Whether a page reaches its fixed point in one pass (pageFixedPoint): its PII classifier runs after the other agents'
- * repairs are written, when there are any to write before it. What waits for people, or a dry run, writes nothing
- * in between: every agent runs at once then, as in a fitBudget sweep.
+ * Whether a page reaches its fixed point in one pass (pageFixedPoint): its parts run one after another, each after
+ * the write of the one before (lineage flags, descriptions, PII tags), when one of them writes what a later one
+ * reads. What waits for people, or a dry run, writes nothing in between: every agent runs at once then, as in a
+ * fitBudget sweep.
  */
 function inPageFixedPoint(sweep: Sweep, page: Page): boolean {
   const { cfg } = sweep;
   // A fitBudget sweep spends what its plan priced: every agent at once, one review per page.
   if (!cfg.pageFixedPoint || cfg.humanReview || cfg.dryRun || cfg.fitBudget) return false;
-  const runs = (a: AgentName) =>
-    cfg.agents.includes(a) && !page.skipAgents.includes(a) && !(page.pass.round > 0 && a === 'lineage-checker');
-  return runs('pii-classifier') && (runs('description-drafter') || runs('lineage-checker'));
+  // Parts only when one writes what a later one reads.
+  const runs = (a: AgentName) => runsOn(sweep, page, a);
+  return (
+    (runs('lineage-checker') && (runs('description-drafter') || runs('pii-classifier'))) ||
+    (runs('description-drafter') && runs('pii-classifier'))
+  );
+}
+
+/** Whether `agent` judges `page`: one of the sweep's, not skipped there, and no lineage checker in a later pass. */
+function runsOn(sweep: Sweep, page: Page, agent: AgentName): boolean {
+  const { cfg } = sweep;
+  return (
+    cfg.agents.includes(agent) &&
+    !page.skipAgents.includes(agent) &&
+    !(page.pass.round > 0 && agent === 'lineage-checker')
+  );
 }
 
 /** A page finished: counted, and the progress shown. */
@@ -169,7 +188,14 @@ async function loadPage(sweep: Sweep, index: number): Promise<Page | null> {
  */
 async function reviewPage(sweep: Sweep, page: Page, part?: PagePart): Promise<void> {
   const { cfg, state, sweepId } = sweep;
-  const what = part === 'pii' ? `the PII tags of page ${page.index}` : `page ${page.index}`;
+  const kind =
+    part === 'pii'
+      ? 'PII tags'
+      : part === 'lineage'
+        ? 'lineage flags'
+        : part === 'evidence'
+          ? 'descriptions'
+          : undefined;
   try {
     const review = await executeChild(arbiterWorkflow, {
       workflowId: arbiterWorkflowId(sweepId, page.index, part),
@@ -188,9 +214,9 @@ async function reviewPage(sweep: Sweep, page: Page, part?: PagePart): Promise<vo
         },
       ],
       parentClosePolicy: ParentClosePolicy.TERMINATE,
-      staticSummary: `Arbiter for ${state.catalogName} ${what} (${cfg.review} review)`,
+      staticSummary: `Arbiter for ${state.catalogName} page ${page.index}${kind ? ` ${kind}` : ''} (${cfg.review} review)`,
       staticDetails:
-        `Reviews the ${part === 'evidence' ? 'descriptions and lineage flags' : 'proposals'} of ${what} of sweep ${sweepId}: the mechanical gate first` +
+        `Reviews the ${kind ?? 'proposals'} of page ${page.index} of sweep ${sweepId}: the mechanical gate first` +
         (cfg.review === 'model'
           ? `, then the model on endpoints ${cfg.endpoints.map((e) => e.id).join(', ')}.`
           : ' (the declared reviewer).'),
@@ -215,7 +241,14 @@ async function reviewPage(sweep: Sweep, page: Page, part?: PagePart): Promise<vo
  */
 async function writePage(sweep: Sweep, page: Page, part?: PagePart): Promise<void> {
   const { cfg, state, sweepId } = sweep;
-  const what = part === 'pii' ? 'PII tags' : part === 'evidence' ? 'descriptions and lineage' : 'repairs';
+  const what =
+    part === 'pii'
+      ? 'PII tags'
+      : part === 'lineage'
+        ? 'lineage flags'
+        : part === 'evidence'
+          ? 'descriptions'
+          : 'repairs';
   try {
     const w = await catalogActivities.applyApprovedRepairs.executeWithOptions(
       { ...CATALOG_OPTIONS, summary: `page ${page.index}: write approved ${what}${cfg.dryRun ? ' (dry run)' : ''}` },
@@ -228,7 +261,7 @@ async function writePage(sweep: Sweep, page: Page, part?: PagePart): Promise<voi
           overwriteHumanText: cfg.overwriteHumanText,
           dryRun: cfg.dryRun,
           ...(part ? { part } : {}),
-          ...(part === 'pii' ? { round: PII_WRITE_ROUND } : {}),
+          ...(part === 'pii' ? { round: PII_WRITE_ROUND } : part === 'lineage' ? { round: LINEAGE_WRITE_ROUND } : {}),
         },
       ],
     );

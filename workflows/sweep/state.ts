@@ -40,9 +40,9 @@ export interface SweepCarry {
 
 /** What change detection found, and the sweep's passes: each pass's first page and entity count (at most maxPasses). */
 export interface IncrementalCarry {
-  summary: Omit<IncrementalSummary, 'rounds' | 'rejudged' | 'rejudgedAsReaders' | 'unsettled'>;
-  /** `asReaders`: of a later pass's `count`, the entities judged again for what they read of another's write. */
-  rounds: { firstPage: number; count: number; asReaders?: number }[];
+  summary: Omit<IncrementalSummary, 'rounds' | 'rejudged' | 'crossPageRejudged' | 'unsettled'>;
+  /** `crossPage`: of a later pass's `count`, the entities judged again for what they read of another's write. */
+  rounds: { firstPage: number; count: number; crossPage?: number }[];
   /** Writes counted when the current pass started: a pass that wrote nothing ends the sweep's passes. */
   writtenAtRoundStart: number;
   unsettled: number;
