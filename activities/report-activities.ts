@@ -65,7 +65,9 @@ export function createReportActivities(deps: ActivityDeps) {
         }
       }
       const ledger = ledgerFor(input.ledgerKey);
-      const { meta } = await catalogOf(ledger);
+      const { meta, catalog } = await catalogOf(ledger);
+      // A caveat never costs the report: a catalog that cannot say one now (gone, out of reach) says none.
+      const catalogNotes = (await catalog.notes?.().catch(() => undefined)) ?? [];
       const byKind = emptyKinds();
       const outcomesCount = { approved: 0, rejected: 0, not_reviewed: 0 };
       const failures: EntityFailure[] = [...input.workflowFailures];
@@ -177,6 +179,7 @@ export function createReportActivities(deps: ActivityDeps) {
         finishedAt: new Date().toISOString(),
         partial: partialReasons.length > 0,
         partialReasons,
+        ...(catalogNotes.length ? { catalogNotes } : {}),
         // Early in the result, so a person reading it (the Web UI shows the result whole) finds the full report.
         reportFile: ledger.reportLocation(),
         entities: { requested: input.requested, processed, failed: failedEntities.size },

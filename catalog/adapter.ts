@@ -117,6 +117,12 @@ export interface CatalogAdapter {
    * record's digest and does not read it again while the digest stays. Absent: every entity is read on every sweep.
    */
   recordDigests?(ids: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * What a reader of the sweep's report should know about the catalog as it now reads, in a person's words (a dbt
+   * catalog.json older than the manifest, nodes left out); a few sentences at most, from what is already read.
+   * Absent or empty: nothing to say.
+   */
+  notes?(): Promise<string[]>;
   /** Take recorded writes back, newest first as given; a value changed since is left alone (`conflict`). */
   revertRepairs(batch: RevertRequest[]): Promise<RevertOutcome[]>;
   /**

@@ -230,6 +230,7 @@ h1{font-size:22px;margin:0 0 12px}h2{font-size:18px;margin:28px 0 8px}
 .banner.partial{background:#fff3e0;border:2px solid #e65100;color:#bf360c}
 .banner.complete{background:#e8f5e9;border:1px solid #2e7d32;color:#1b5e20}
 .banner ul{margin:6px 0 0 18px;padding:0}
+.notes{padding:10px 18px;margin:0 0 18px;border-left:4px solid #1565c0;background:#e3f2fd}
 table{border-collapse:collapse;margin:6px 0 12px;background:#fff}
 th,td{border:1px solid #e0e0e0;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f5f5f5}td.n{text-align:right}
@@ -253,6 +254,10 @@ export function renderReportHtml(r: SweepReport, opts: { uiLink?: string } = {})
         .map((w) => `<li>${esc(w)}</li>`)
         .join('')}</ul></div>`
     : '<div class="banner complete"><strong>Complete</strong>: every requested entity was processed and reviewed.</div>';
+  // Caveats about the catalog as read (a stale dbt catalog.json): not partial, but what a reader should know.
+  const notes = r.catalogNotes?.length
+    ? `<div class="notes"><strong>Note on the catalog</strong><ul>${r.catalogNotes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul></div>`
+    : '';
   const totals = reportKinds(r).reduce(
     (t, k) => {
       const c = r.byKind[k]!;
@@ -264,6 +269,7 @@ export function renderReportHtml(r: SweepReport, opts: { uiLink?: string } = {})
   const body = [
     `<h1>${esc(head)}</h1>`,
     banner,
+    notes,
     keyValues([
       ['Catalog', r.catalog],
       ['Review', `${r.mode}${r.dryRun ? ' (dry run: nothing written)' : ''}`],

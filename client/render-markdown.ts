@@ -97,6 +97,7 @@ export function renderReportMarkdown(r: SweepReport, opts: { uiLink?: string } =
     for (const why of r.partialReasons) out.push(`> - ${cell(why)}`);
     out.push('');
   }
+  for (const note of r.catalogNotes ?? []) out.push(`> Note on the catalog: ${cell(note)}`, '');
   out.push(
     ...table(
       ['', ''],

@@ -310,6 +310,8 @@ export function renderReportText(r: SweepReport, opts: { uiLink?: string } = {})
     `Catalog ${r.catalog}, ${r.mode} review${r.dryRun ? ' (dry run: nothing written)' : ''}, ${r.startedAt} → ${r.finishedAt}`,
   );
   if (r.partial) for (const why of r.partialReasons) out.push(`  ! ${why}`);
+  // Caveats about the catalog as read (a stale dbt catalog.json): not partial, but what a reader should know.
+  for (const note of r.catalogNotes ?? []) out.push(`  note: ${note}`);
   out.push('');
   out.push(
     `Entities: ${r.entities.processed} of ${r.entities.requested} processed${r.entities.failed ? `, ${r.entities.failed} failed` : ''}`,

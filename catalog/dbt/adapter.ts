@@ -82,7 +82,8 @@ async function writeText(file: string, text: string | null): Promise<void> {
 
 export class DbtCatalogAdapter implements CatalogAdapter {
   readonly identity: CatalogIdentity;
-  private read: { mtimeMs: number; project: DbtProjectRead; name: string } | undefined;
+  /** The last read, kept while the manifest's and catalog.json's mtimes (`version`) stay what they were. */
+  private read: { version: string; project: DbtProjectRead; name: string } | undefined;
   /** Descriptions ARGUS wrote, by file, node and column: equal to the YAML's text, the text is ARGUS's. */
   private readonly recordFile: string;
 
@@ -113,7 +114,11 @@ export class DbtCatalogAdapter implements CatalogAdapter {
           `run \`dbt parse\` (or \`dbt build\`, and \`dbt docs generate\` for column types) in the project first`,
       );
     }
-    if (this.read && this.read.mtimeMs === st.mtimeMs) return this.read;
+    // catalog.json is rewritten without the manifest by `dbt docs generate --no-compile`: its mtime is part of the key.
+    // A catalog.json that cannot be stat'ed is left to the read below, which says why.
+    const catalogStat = await fs.stat(path.resolve(this.dir, this.ref.catalog)).catch(() => undefined);
+    const version = `${st.mtimeMs}:${catalogStat?.mtimeMs ?? 'none'}`;
+    if (this.read && this.read.version === version) return this.read;
     let project: DbtProjectRead;
     try {
       project = await readDbtProject({
@@ -130,7 +135,7 @@ export class DbtCatalogAdapter implements CatalogAdapter {
     const name = String((projectFile && parseDocument(projectFile).get('name')) || path.basename(this.dir));
     // Ids in a stable order: pages are slices of it.
     project.entities.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    this.read = { mtimeMs: st.mtimeMs, project, name };
+    this.read = { version, project, name };
     return this.read;
   }
 
@@ -142,6 +147,11 @@ export class DbtCatalogAdapter implements CatalogAdapter {
   async snapshot(): Promise<CatalogSnapshot> {
     const { project, name } = await this.project();
     return { name, ids: project.entities.map((e) => e.id) };
+  }
+
+  /** What the read found worth saying (manifest.ts, DbtProjectRead.notes): catalog.json missing or stale, nodes left out. */
+  async notes(): Promise<string[]> {
+    return [...(await this.project()).project.notes];
   }
 
   async getEntities(ids: string[]) {

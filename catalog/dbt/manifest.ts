@@ -7,10 +7,14 @@
 // reads (`"jaffle_shop"."main"."orders"` resolves by suffix). When two entities of one project share a
 // schema and identifier (different databases), both get `<database>.<schema>.<identifier>`.
 //
+// Column types are the warehouse's, as catalog.json (`dbt docs generate`) lists them per node and source, matched by
+// name without regard to case (Snowflake lists upper case); a column it lacks takes the manifest's `data_type`, else
+// UNKNOWN_COLUMN_TYPE. A catalog.json older than the manifest is used for what it lists and said in `notes`.
+//
 // An entity's SQL is the node's compiled_code; a manifest from `dbt parse` has none, so then it is the
 // node's raw_code rendered without Jinja where that is exact (renderRawCode): refs and sources become
 // the ids above, and anything else Jinja would have to evaluate leaves the entity without SQL.
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import {
   CatalogEntity,
@@ -20,12 +24,6 @@ import {
   type PiiTag,
 } from '../../domain/catalog';
 import { argusYamlPathFor, type DbtYamlNode } from './yaml-edit';
-
-/**
- * Column type recorded when catalog.json is absent or does not list the column. CatalogColumn requires
- * a non-empty type string; the PII classifier's type families already treat `unknown` as "could hold
- * anything" (it constrains nothing).
- */
 
 export type DbtResourceType = 'model' | 'seed' | 'snapshot' | 'source';
 
@@ -71,6 +69,11 @@ export interface DbtProjectRead {
   skipped: { uniqueId: string; reason: string }[];
   /** Whether catalog.json was read (column types known). */
   typesKnown: boolean;
+  /**
+   * What a reader of a sweep's report should know about what was read, in a person's words: catalog.json missing or
+   * older than the manifest, nodes left out. Bounded: a handful of sentences whatever the project's size.
+   */
+  notes: string[];
   /** Keyed by entity id: what the entity's fingerprint is made of, as the manifest and catalog.json state it. */
   facts: Map<string, DbtFingerprintFacts>;
 }
@@ -154,11 +157,12 @@ interface ManifestNode {
   attached_node?: string | null;
 }
 interface Manifest {
-  metadata?: { project_name?: string };
+  metadata?: { project_name?: string; generated_at?: string };
   nodes: Record<string, ManifestNode>;
   sources: Record<string, ManifestNode>;
 }
 interface CatalogJson {
+  metadata?: { generated_at?: string };
   nodes?: Record<string, { columns: Record<string, { name: string; type: string; index: number }> }>;
   sources?: Record<string, { columns: Record<string, { name: string; type: string; index: number }> }>;
 }
@@ -206,7 +210,10 @@ export async function readDbtProject(options: ReadDbtProjectOptions): Promise<Db
   const manifestFile = path.resolve(projectDir, options.manifest ?? 'target/manifest.json');
   const manifest = await readJson<Manifest>(manifestFile);
   if (!manifest) throw new Error(`no dbt manifest at ${manifestFile}: run \`dbt parse\` (or build) in ${projectDir}`);
-  const catalog = await readJson<CatalogJson>(path.resolve(projectDir, options.catalog ?? 'target/catalog.json'));
+  const catalogFile = path.resolve(projectDir, options.catalog ?? 'target/catalog.json');
+  const catalog = await readJson<CatalogJson>(catalogFile);
+  const age = catalog ? await catalogAge(manifestFile, manifest, catalogFile, catalog) : undefined;
+  const stale = age?.older === true;
   const piiTag = options.piiTag ?? 'pii';
   const categoryKey = options.piiCategoryKey ?? 'pii_category';
   const rootProject = manifest.metadata?.project_name;
@@ -225,6 +232,9 @@ export async function readDbtProject(options: ReadDbtProjectOptions): Promise<Db
   const locations = new Map<string, DbtEntityLocation>();
   const skipped: { uniqueId: string; reason: string }[] = [];
   const fingerprintFacts = new Map<string, DbtFingerprintFacts>();
+  // What catalog.json lacks, for the note a stale one gets: nodes with a relation it has no entry for, and declared
+  // columns of the nodes it has.
+  const lacking = { nodes: 0, columns: 0 };
 
   for (const node of nodes) {
     const id = idOf.get(node.unique_id)!;
@@ -232,6 +242,9 @@ export async function readDbtProject(options: ReadDbtProjectOptions): Promise<Db
     const typed = resourceType === 'source' ? catalog?.sources?.[node.unique_id] : catalog?.nodes?.[node.unique_id];
     const declared = Object.values(node.columns ?? {});
     const byLower = new Map(declared.map((c) => [c.name.toLowerCase(), c]));
+    const typeOf = new Map(Object.values(typed?.columns ?? {}).map((c) => [c.name.toLowerCase(), c.type] as const));
+    if (catalog && !typed && node.config?.materialized !== 'ephemeral') lacking.nodes++;
+    if (typed) lacking.columns += declared.filter((c) => !typeOf.has(c.name.toLowerCase())).length;
 
     // Order: the warehouse's (catalog.json), then declared columns the warehouse lacks; without types,
     // the declared ones, or a seed's CSV header.
@@ -246,11 +259,13 @@ export async function readDbtProject(options: ReadDbtProjectOptions): Promise<Db
     if (names.length === 0) {
       skipped.push({
         uniqueId: node.unique_id,
-        reason: 'no columns known: none declared in YAML and no catalog.json entry (run `dbt docs generate`)',
+        reason: stale
+          ? 'no columns known: none declared in YAML, and catalog.json, older than the manifest, has no entry ' +
+            '(run `dbt docs generate`)'
+          : 'no columns known: none declared in YAML and no catalog.json entry (run `dbt docs generate`)',
       });
       continue;
     }
-    const typeOf = new Map(Object.values(typed?.columns ?? {}).map((c) => [c.name.toLowerCase(), c.type] as const));
     const nodeFacts = facts.get(node.unique_id);
     const pkFromConstraints = new Set(
       (node.constraints ?? []).filter((c) => c.type === 'primary_key').flatMap((c) => c.columns ?? []),
@@ -320,7 +335,94 @@ export async function readDbtProject(options: ReadDbtProjectOptions): Promise<Db
         : null,
     });
   }
-  return { entities, locations, idOf, skipped, typesKnown: catalog !== undefined, facts: fingerprintFacts };
+  const rel = (f: string) => path.relative(projectDir, f) || f;
+  const notes: string[] = [];
+  if (!catalog)
+    notes.push(
+      `no ${rel(catalogFile)}: column types are the manifest's data_type where the YAML declares one, else unknown ` +
+        '(run `dbt docs generate` for the warehouse types)',
+    );
+  else if (age?.older) notes.push(staleNote(rel(catalogFile), rel(manifestFile), age, lacking));
+  if (skipped.length)
+    notes.push(
+      `${count(skipped.length, 'node')} left out: ` +
+        skipped
+          .slice(0, 5)
+          .map((s) => `${s.uniqueId} (${s.reason.slice(0, 200)})`)
+          .join('; ') +
+        (skipped.length > 5 ? `; and ${skipped.length - 5} more` : ''),
+    );
+  return {
+    entities,
+    locations,
+    idOf,
+    skipped,
+    typesKnown: catalog !== undefined,
+    notes,
+    facts: fingerprintFacts,
+  };
+}
+
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+interface CatalogAge {
+  older: boolean;
+  /** What was compared: both files' `metadata.generated_at`, or (either lacks one) their modification times. */
+  basis: 'generated_at' | 'mtime';
+  manifestAt: string;
+  catalogAt: string;
+}
+
+/**
+ * Whether catalog.json was generated before the manifest: by `metadata.generated_at` when both files carry one (dbt
+ * writes it to the microsecond; `dbt docs generate` writes the manifest first), else by the files' mtimes.
+ */
+async function catalogAge(
+  manifestFile: string,
+  manifest: Manifest,
+  catalogFile: string,
+  catalog: CatalogJson,
+): Promise<CatalogAge> {
+  const m = manifest.metadata?.generated_at;
+  const c = catalog.metadata?.generated_at;
+  const mAt = m === undefined ? undefined : microseconds(m);
+  const cAt = c === undefined ? undefined : microseconds(c);
+  if (mAt !== undefined && cAt !== undefined)
+    return { older: cAt < mAt, basis: 'generated_at', manifestAt: m!, catalogAt: c! };
+  const [ms, cs] = await Promise.all([stat(manifestFile), stat(catalogFile)]);
+  return {
+    older: cs.mtimeMs < ms.mtimeMs,
+    basis: 'mtime',
+    manifestAt: ms.mtime.toISOString(),
+    catalogAt: cs.mtime.toISOString(),
+  };
+}
+
+/** An ISO-8601 instant as microseconds since the epoch (Date keeps milliseconds only); undefined if unreadable. */
+function microseconds(iso: string): number | undefined {
+  const frac = /\.(\d+)/.exec(iso);
+  const ms = Date.parse(frac ? iso.replace(frac[0], '') : iso);
+  if (Number.isNaN(ms)) return undefined;
+  return ms * 1000 + Number((frac?.[1] ?? '').padEnd(6, '0').slice(0, 6));
+}
+
+function staleNote(catalog: string, manifest: string, age: CatalogAge, lacking: { nodes: number; columns: number }) {
+  const when =
+    age.basis === 'generated_at'
+      ? `generated ${age.catalogAt}, the manifest ${age.manifestAt}`
+      : `modified ${age.catalogAt}, the manifest ${age.manifestAt}; the files carry no generated_at to compare`;
+  const lacks = [
+    lacking.nodes ? count(lacking.nodes, 'node') : '',
+    lacking.columns ? count(lacking.columns, 'column') : '',
+  ]
+    .filter((x) => x !== '')
+    .join(' and ');
+  return (
+    `${catalog} is older than ${manifest} (${when}): its types are used for the columns it lists, which may have ` +
+    'changed since' +
+    (lacks ? `, and not trusted for the ${lacks} it lacks (they take the manifest's data_type, else unknown)` : '') +
+    '; run `dbt docs generate` to bring it up to date'
+  );
 }
 
 function nonEmpty(s: string | undefined): string | undefined {

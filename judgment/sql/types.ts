@@ -2,7 +2,8 @@ import { UNKNOWN_COLUMN_TYPE } from '../../domain/catalog';
 
 /**
  * The one reader of SQL column types: what kind of value a declared type can hold, across dialects
- * (PostgreSQL, MySQL, SQL Server, Oracle, Snowflake, BigQuery, Spark). Pure.
+ * (PostgreSQL, MySQL, SQL Server, Oracle, Snowflake, BigQuery, Spark, DuckDB). Types are read as catalogs give them,
+ * in either case (`VARCHAR`, `text`, `STRING`): no catalog needs to rewrite its types first. Pure.
  */
 export type TypeFamily =
   | 'bool'
@@ -61,6 +62,10 @@ const TIMESTAMP_WORDS = new Set([
   'timestamp_ltz',
   'timestamp_ntz',
   'datetimeoffset',
+  // DuckDB's timestamps of second, millisecond and nanosecond precision.
+  'timestamp_s',
+  'timestamp_ms',
+  'timestamp_ns',
 ]);
 const TIME_WORDS = new Set(['time', 'timetz']);
 const BINARY_WORDS = new Set([
@@ -86,9 +91,11 @@ export function typeFamily(type: string): TypeFamily {
   if (word === 'enum' || word === 'set') return 'enum';
   if (['bool', 'boolean', 'bit'].includes(word)) return 'bool';
   if (
-    /^(?:tiny|small|medium|big|hug)?int(?:eger)?[0-9]*$/.test(word) ||
+    // `u`: unsigned (DuckDB UBIGINT, ClickHouse UInt64); huge: DuckDB's 128-bit HUGEINT; DuckDB's BIGNUM (VARINT in
+    // older releases) has no bound at all.
+    /^u?(?:tiny|small|medium|big|huge)?int(?:eger)?[0-9]*$/.test(word) ||
     /^(?:big|small)?serial[0-9]*$/.test(word) ||
-    ['long', 'short', 'unsigned', 'signed'].includes(word)
+    ['long', 'short', 'unsigned', 'signed', 'bignum', 'varint'].includes(word)
   )
     return 'int';
   // Oracle NUMBER: an integer unless a scale is given.

@@ -72,6 +72,17 @@ export async function prepareJaffleShop(): Promise<JaffleShop> {
   return { dir, dbt };
 }
 
+/**
+ * A fresh, writable copy of jaffle_shop on which dbt has not run yet: for a test that changes the project first and
+ * then runs the dbt commands it needs itself.
+ */
+export function copyJaffleShop(): JaffleShop {
+  const dir = path.join(mkdtempSync(path.join(os.tmpdir(), 'argus-dbt-')), 'jaffle_shop');
+  cpSync(JAFFLE_SHOP_SOURCE, dir, { recursive: true });
+  makeWritable(dir);
+  return { dir, dbt: (args: string[]) => runDbt(dir, args) };
+}
+
 /** `dbt parse` in `dir` (writes target/manifest.json): exit code and output. */
 export function dbtParse(dir: string): Promise<DbtRun> {
   return runDbt(dir, ['parse', '--no-partial-parse']);

@@ -167,6 +167,14 @@ describe.each(Object.keys(renderers) as (keyof typeof renderers)[])('%s report',
     for (const why of partial.partialReasons) expect(out).toContain(why);
   });
 
+  test("the catalog's caveats are shown, and a sweep with them is still complete", () => {
+    const note = 'target/catalog.json is older than target/manifest.json, run dbt docs generate';
+    const out = render({ ...complete, catalogNotes: [note] });
+    expect(out).toContain(note);
+    expect(out).not.toContain('PARTIAL');
+    expect(render(complete)).not.toMatch(/note on the catalog|note: /i);
+  });
+
   test('a complete sweep never says PARTIAL', () => {
     const out = render(complete);
     expect(out).not.toContain('PARTIAL');

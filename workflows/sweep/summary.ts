@@ -111,6 +111,7 @@ function detailsOf(report: SweepReport, sweepId: string): string {
     `${report.partial ? '**PARTIAL** — ' + report.partialReasons.join('; ') : '**Complete**'}` +
     (report.deferred ? ` — ${report.deferred.count} entities deferred to the next sweep (model budget)` : '') +
     '\n\n' +
+    (report.catalogNotes?.length ? `Catalog: ${report.catalogNotes.join(' ').slice(0, 800)}\n\n` : '') +
     `${report.entities.processed}/${report.entities.requested} entities processed; approved ${report.outcomes.approved}, ` +
     `rejected ${report.outcomes.rejected}, not reviewed ${report.outcomes.not_reviewed}; written ${report.written}.\n\n` +
     (report.incremental
