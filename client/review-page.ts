@@ -288,6 +288,10 @@ export interface InboxPageInput {
   now: Date;
   /** Set by `--reviewer`: every decision is this person's and the page asks for no name. */
   reviewer?: string;
+  /** Who is signed in, when the page knows (a steward's own token, the proxy's user header): no name is asked. */
+  signedIn?: { name: string; by: 'steward-token' | 'proxy' };
+  /** Behind the one shared ARGUS_REVIEW_TOKEN: the page lets people in but does not know them, so says so. */
+  sharedToken?: boolean;
   /** The name this browser last decided as: the name field starts with it. */
   lastReviewer?: string;
   /** What the sweeps recorded for this browser's session, newest first. */
@@ -304,10 +308,25 @@ export function renderInboxPage(input: InboxPageInput): string {
         .map((r) => `<li>${esc(recordedMessage(r))}</li>`)
         .join('')}</ul></section>`
     : '';
-  const who = input.reviewer
-    ? `<p class="who">Deciding as <strong>${esc(input.reviewer)}</strong> (set by the server).</p>`
-    : '<p class="who"><label for="reviewer">Your name (recorded with every decision)</label> ' +
-      `<input id="reviewer" name="reviewer" required maxlength="200" autocomplete="name"${input.lastReviewer ? ` value="${esc(input.lastReviewer)}"` : ''}></p>`;
+  const who = input.signedIn
+    ? `<p class="who">Every decision is recorded as <strong>${esc(input.signedIn.name)}</strong>.</p>`
+    : input.reviewer
+      ? `<p class="who">Deciding as <strong>${esc(input.reviewer)}</strong> (set by the server).</p>`
+      : '<p class="who"><label for="reviewer">Your name (typed, not checked: recorded with every decision as you type it' +
+        `${input.sharedToken ? '; the shared access token lets you in but does not say who you are' : ''})</label> ` +
+        `<input id="reviewer" name="reviewer" required maxlength="200" autocomplete="name"${input.lastReviewer ? ` value="${esc(input.lastReviewer)}"` : ''}></p>`;
+  // A div, not a p: the sign-out form cannot sit inside a paragraph (the parser would close it first).
+  const signedIn = input.signedIn
+    ? `<div class="signed-in" role="status">Signed in as <strong>${esc(input.signedIn.name)}</strong> ` +
+      `(${input.signedIn.by === 'proxy' ? 'named by the sign-in proxy in front of this page' : 'your steward token'})` +
+      (input.signedIn.by === 'steward-token'
+        ? ` <form method="post" action="/logout" class="signout"><input type="hidden" name="csrf" value="${esc(input.csrf)}">` +
+          '<button type="submit">Sign out</button></form>'
+        : '') +
+      '</div>'
+    : input.sharedToken
+      ? '<div class="signed-in">Signed in with the shared access token: names on this page are typed, not checked.</div>'
+      : '';
   const unreachable = inbox.unreachable.length
     ? `<section class="unreachable"><h2>Running sweeps that did not answer</h2><ul>${inbox.unreachable
         .map((u) => `<li><code>${esc(u.sweepId)}</code>: ${esc(u.reason)}</li>`)
@@ -326,20 +345,25 @@ export function renderInboxPage(input: InboxPageInput): string {
   return layout(
     'ARGUS review',
     `<header class="top"><h1>ARGUS review</h1><p>${plural(total, 'proposal')} ${total === 1 ? 'waits' : 'wait'} for people in ` +
-      `${plural(inbox.sweeps.length, 'running sweep')} · read at <time datetime="${esc(inbox.at)}">${esc(inbox.at)}</time> · <a href="/">reload</a></p></header>` +
+      `${plural(inbox.sweeps.length, 'running sweep')} · read at <time datetime="${esc(inbox.at)}">${esc(inbox.at)}</time> · <a href="/">reload</a></p>${signedIn}</header>` +
       `<main>${recorded}${empty}${main}${unreachable}${notListed}</main>`,
   );
 }
 
-/** The token form shown to a browser without a session when the server needs ARGUS_REVIEW_TOKEN. */
-export function renderLoginPage(input: { csrf: string; message?: string }): string {
+/**
+ * The token form shown to a browser without a session when the server needs a token: ARGUS_REVIEW_TOKEN, or with
+ * `perSteward` each steward's own (which tells the page who they are).
+ */
+export function renderLoginPage(input: { csrf: string; message?: string; perSteward?: boolean }): string {
   return layout(
-    'ARGUS review: access token',
+    input.perSteward ? 'ARGUS review: sign in' : 'ARGUS review: access token',
     '<header class="top"><h1>ARGUS review</h1></header><main>' +
       (input.message ? `<p class="refusal" role="alert">${esc(input.message)}</p>` : '') +
       '<form method="post" action="/login" class="login">' +
       `<input type="hidden" name="csrf" value="${esc(input.csrf)}">` +
-      '<p><label for="token">Access token (the server’s ARGUS_REVIEW_TOKEN; ask whoever runs it)</label></p>' +
+      (input.perSteward
+        ? '<p><label for="token">Your steward token (your own: decisions are recorded in your name; ask whoever runs this page for one)</label></p>'
+        : '<p><label for="token">Access token (the server’s ARGUS_REVIEW_TOKEN; ask whoever runs it)</label></p>') +
       '<p><input id="token" name="token" type="password" required autocomplete="current-password"> ' +
       '<button type="submit">Open the review page</button></p></form></main>',
   );
@@ -385,6 +409,9 @@ button.reject { background: #ffebe9; border-color: #cf222e; }
 .controls label { width: 100%; color: #57606a; }
 textarea { font: inherit; width: 420px; max-width: 100%; }
 input#reviewer, input#token { font: inherit; padding: 3px 6px; width: 280px; }
+header.top .signed-in { margin: 4px 0 0; color: #fff; }
+form.signout { display: inline; }
+form.signout button { font-size: 13px; padding: 1px 8px; }
 .recorded { background: #dafbe1; border: 1px solid #2da44e; padding: 8px 12px; border-radius: 4px; }
 .recorded h2 { font-size: 14px; margin: 0 0 4px; }
 .recorded ul { margin: 0; padding-left: 18px; }

@@ -1,6 +1,7 @@
 // `argus review serve`: the review page over Node's http module. Access (client/review-access.ts) is checked
 // on every request before anything is read or sent; decisions go to the backend (client/review-inbox.ts) as
-// exactly the ids the page listed; every answer carries a strict CSP and no script.
+// exactly the ids the page listed, in the name the page knows (a steward's token, a trusted proxy's header) or,
+// where it knows none, the name typed; every answer carries a strict CSP and no script.
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
@@ -8,13 +9,21 @@ import {
   bindPolicy,
   csrfMatches,
   hostAllowed,
+  identityOf,
+  originHostOf,
+  proxyUserOf,
+  REVIEW_TOKEN_ENV,
   sameOrigin,
   sessionCookie,
   sessionIdOf,
   SessionBook,
   tokenMatches,
+  type AccessOptions,
+  type BindPolicy,
+  type Identity,
   type Session,
 } from './review-access';
+import { readStewards, REVIEW_STEWARDS_ENV, stewardOf } from './review-stewards';
 import {
   ReviewRefusal,
   TASK_QUEUE_NAME,
@@ -52,7 +61,9 @@ export interface ReviewServerOptions {
   port: number;
   /** Where ARGUS_REVIEW_TOKEN is read (default: this process's environment). */
   env?: NodeJS.ProcessEnv;
-  /** Every decision is this person's (`--reviewer`); otherwise the page asks for a name. */
+  /** Stewards' own tokens, or a trusted proxy: the page then knows who decides. */
+  access?: AccessOptions;
+  /** Every decision is this person's (`--reviewer`); otherwise the page asks for a name. Only where names are typed. */
   reviewer?: string;
   log?: (line: string) => void;
   now?: () => Date;
@@ -62,8 +73,10 @@ export interface ReviewServer {
   url: string;
   host: string;
   port: number;
-  /** Whether the page asks for ARGUS_REVIEW_TOKEN. */
+  /** Whether the page asks for a token (ARGUS_REVIEW_TOKEN or a steward's own). */
   tokenRequired: boolean;
+  /** How the page knows who decides (`typed`: it does not). */
+  identity: Identity;
   close(): Promise<void>;
 }
 
@@ -146,14 +159,42 @@ export function decisionOfForm(
   return { sweepId, proposalIds, decision, reviewer, ...(note ? { note } : {}) };
 }
 
+/** The bind policy of these options, or an InputError saying why the server must not start. */
+function accessPolicy(
+  host: string,
+  env: NodeJS.ProcessEnv,
+  access: AccessOptions,
+  reviewer: string | undefined,
+): BindPolicy & { ok: true } {
+  const policy = bindPolicy(host, env, access);
+  if (!policy.ok) throw new InputError(policy.message);
+  if (reviewer !== undefined && identityOf(policy) !== 'typed')
+    throw new InputError(
+      '--reviewer would record every decision as one person, but this page knows who decides ' +
+        `(${policy.stewards ? 'each steward signs in with their own token' : `the proxy names them in ${policy.proxy!.header}`}): drop --reviewer`,
+    );
+  return policy;
+}
+
+/** How a decision's name was known, for the server's log. */
+const HOW: Record<Identity, string> = {
+  typed: 'name typed on the page',
+  'steward-token': 'steward token',
+  proxy: 'named by the proxy',
+};
+
 /**
- * Serve the review page. Refuses (InputError) to bind off loopback without ARGUS_REVIEW_TOKEN. On loopback
- * without a token every local browser gets a session; otherwise a browser must type the token first.
+ * Serve the review page. Refuses (InputError) to bind off loopback without ARGUS_REVIEW_TOKEN, stewards or a
+ * trusted proxy, and refuses two of them at once. On loopback without any, every local browser gets a session;
+ * with a token a browser must type one first; behind a trusted proxy only the proxy's peers are served, each
+ * request in the name its user header carries.
  */
 export async function startReviewServer(opts: ReviewServerOptions): Promise<ReviewServer> {
-  const policy = bindPolicy(opts.host, opts.env ?? process.env);
-  if (!policy.ok) throw new InputError(policy.message);
+  const policy = accessPolicy(opts.host, opts.env ?? process.env, opts.access ?? {}, opts.reviewer);
   const token = policy.token;
+  const { stewards, proxy } = policy;
+  const identity = identityOf(policy);
+  const tokenRequired = token !== undefined || stewards !== undefined;
   const sessions = new SessionBook();
   /** Per session: what the sweeps recorded for it (newest first, a few) and the name it last decided as. */
   const history = new Map<string, { recorded: RecordedDecisions[]; reviewer?: string }>();
@@ -165,20 +206,43 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
 
   const loginPage = (res: http.ServerResponse, status: number, existing?: Session, message?: string) => {
     const s = existing && !existing.authenticated ? existing : sessions.create(false);
-    send(res, status, renderLoginPage({ csrf: s.csrf, ...(message ? { message } : {}) }), {
-      'Set-Cookie': sessionCookie(s.id),
-    });
+    send(
+      res,
+      status,
+      renderLoginPage({ csrf: s.csrf, perSteward: stewards !== undefined, ...(message ? { message } : {}) }),
+      { 'Set-Cookie': sessionCookie(s.id) },
+    );
   };
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    if (!hostAllowed(req.headers.host, policy.ok && policy.loopback))
+    // Behind a proxy, who sent the request comes first: nothing at all is served to a peer that is not the proxy.
+    let proxied: string | undefined;
+    if (proxy) {
+      const header = proxy.header.toLowerCase();
+      const verdict = proxyUserOf(proxy, req.socket.remoteAddress, req.headersDistinct[header]);
+      if (!verdict.ok) {
+        if (verdict.status === 403 && req.headersDistinct[header])
+          log(`[review] refused a request from ${req.socket.remoteAddress} carrying ${proxy.header}: not the proxy`);
+        throw new Refused(
+          verdict.status,
+          verdict.status === 403 ? 'Not through the proxy' : 'Not signed in',
+          verdict.message,
+        );
+      }
+      proxied = verdict.user;
+    }
+    if (!hostAllowed(req.headers.host, policy.loopback))
       throw new Refused(403, 'Wrong host', 'this review page answers only to a loopback name (127.0.0.1, localhost)');
     const url = new URL(req.url ?? '/', 'http://review.invalid');
     const route = `${req.method} ${url.pathname}`;
 
     if (route === 'GET /review.css') return send(res, 200, REVIEW_CSS, {}, 'text/css; charset=utf-8');
 
-    if (req.method === 'POST' && !sameOrigin(req.headers as Parameters<typeof sameOrigin>[0]))
+    const origin = {
+      ...(req.headers as Parameters<typeof sameOrigin>[0]),
+      host: originHostOf(req.headers, proxied !== undefined),
+    };
+    if (req.method === 'POST' && !sameOrigin(origin))
       throw new Refused(
         403,
         'Refused',
@@ -187,9 +251,15 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
 
     let session = sessionOf(req);
     if (route === 'GET /' || route === 'GET /login') {
-      if (!session?.authenticated) {
-        if (token) {
-          // 401 with the token form: a request without the token sees nothing of the sweeps.
+      if (proxied !== undefined) {
+        // The proxy may sign someone else in on this browser: their page is a new session, in their name.
+        if (session?.user !== proxied) {
+          if (session) sessions.drop(session.id);
+          session = sessions.create(true, proxied);
+        }
+      } else if (!session?.authenticated) {
+        if (tokenRequired) {
+          // 401 with the token form: a request without a token sees nothing of the sweeps.
           return loginPage(res, 401, session);
         }
         session = sessions.create(true);
@@ -205,6 +275,10 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
           inbox,
           csrf: session.csrf,
           now: now(),
+          ...(session.user !== undefined
+            ? { signedIn: { name: session.user, by: identity === 'proxy' ? 'proxy' : 'steward-token' } }
+            : {}),
+          ...(token ? { sharedToken: true } : {}),
           ...(opts.reviewer ? { reviewer: opts.reviewer } : {}),
           ...(seen ? { recorded: seen.recorded } : {}),
           ...(seen?.reviewer ? { lastReviewer: seen.reviewer } : {}),
@@ -221,15 +295,38 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
           'Refused',
           'the form’s CSRF token does not match this session: reload the page and try again',
         );
-      if (!token) return send(res, 303, '', { Location: '/' });
-      if (!tokenMatches(form.get('token') ?? undefined, token)) {
+      if (!tokenRequired) return send(res, 303, '', { Location: '/' });
+      const given = form.get('token') ?? undefined;
+      let user: string | undefined;
+      if (stewards) {
+        const steward = stewardOf(stewards, given);
+        if (!steward) {
+          log('[review] a token that is no steward’s was typed');
+          return loginPage(res, 401, session, 'That is no steward’s token: the page stays closed.');
+        }
+        user = steward.name;
+        log(`[review] ${user} signed in with their steward token`);
+      } else if (!tokenMatches(given, token!)) {
         log('[review] a wrong access token was typed');
         return loginPage(res, 401, session, 'That is not the access token: the page stays closed.');
       }
       // A new session id at login: an id planted before it is worth nothing after it.
       sessions.drop(session.id);
-      const fresh = sessions.create(true);
+      const fresh = sessions.create(true, user);
       return send(res, 303, '', { Location: '/', 'Set-Cookie': sessionCookie(fresh.id) });
+    }
+
+    if (route === 'POST /logout') {
+      const form = await readForm(req);
+      if (!session || !csrfMatches(session, form.get('csrf') ?? undefined))
+        throw new Refused(
+          403,
+          'Refused',
+          'the form’s CSRF token does not match this session: reload the page and try again',
+        );
+      // Behind the proxy, signing out is the proxy's: this session would only come back on the next page.
+      if (tokenRequired) sessions.drop(session.id);
+      return send(res, 303, '', { Location: '/' });
     }
 
     if (route === 'POST /decide') {
@@ -237,9 +334,18 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
         throw new Refused(
           401,
           'Not signed in',
-          token
-            ? 'this review page needs its access token (ARGUS_REVIEW_TOKEN): open / and type it. Nothing was changed'
-            : 'this browser has no session on the review page: open / first. Nothing was changed',
+          stewards
+            ? 'this review page needs your steward token: open / and type it. Nothing was changed'
+            : token
+              ? `this review page needs its access token (${REVIEW_TOKEN_ENV}): open / and type it. Nothing was changed`
+              : 'this browser has no session on the review page: open / first. Nothing was changed',
+        );
+      if (proxied !== undefined && session.user !== proxied)
+        throw new Refused(
+          403,
+          'Someone else',
+          `this page was opened as ${session.user ?? 'nobody'}, but the proxy now says ${proxied}: reload the page. ` +
+            'Nothing was changed',
         );
       const form = await readForm(req);
       if (!csrfMatches(session, form.get('csrf') ?? undefined))
@@ -248,7 +354,8 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
           'Refused',
           'the form’s CSRF token does not match this session: reload the page. Nothing was changed',
         );
-      const request = decisionOfForm(form, opts.reviewer);
+      // A known name is the decision's whatever the form says; only where none is known does the typed one count.
+      const request = decisionOfForm(form, session.user ?? opts.reviewer);
       let recorded: RecordedDecisions;
       try {
         recorded = await opts.backend.decide(request);
@@ -261,8 +368,9 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
         }
         throw e;
       }
+      const how = session.user !== undefined ? HOW[identity] : opts.reviewer ? 'set by --reviewer' : HOW.typed;
       log(
-        `[review] ${recorded.reviewer} ${recorded.decision} ${recorded.accepted} of ${recorded.sweepId} ` +
+        `[review] ${recorded.reviewer} (${how}) ${recorded.decision} ${recorded.accepted} of ${recorded.sweepId} ` +
           `(${recorded.stillPending} still pending)`,
       );
       const mine = history.get(session.id) ?? { recorded: [] };
@@ -272,7 +380,7 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
       return send(res, 303, '', { Location: '/' });
     }
 
-    if (['/', '/login', '/decide', '/review.css'].includes(url.pathname))
+    if (['/', '/login', '/logout', '/decide', '/review.css'].includes(url.pathname))
       throw new Refused(405, 'Not allowed', `${req.method} is not how this page is used`);
     throw new Refused(404, 'Not found', `there is no ${url.pathname} here`);
   }
@@ -313,7 +421,8 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
     url: `http://${shown}:${port}/`,
     host: opts.host,
     port,
-    tokenRequired: token !== undefined,
+    tokenRequired,
+    identity,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -326,8 +435,19 @@ interface ServeOptions {
   host: string;
   port: string;
   reviewer?: string;
+  stewards?: string;
+  trustedUserHeader?: string;
+  trustedProxy?: string[];
   stateDir: string;
   taskQueue?: string;
+}
+
+/** One line for the start message: how stewards get in and how the page knows their names. */
+function accessLine(policy: BindPolicy & { ok: true }, stewardsFile: string | undefined): string {
+  if (policy.stewards)
+    return `${policy.stewards.length} steward${policy.stewards.length === 1 ? '' : 's'} from ${stewardsFile}, each signing in with their own token`;
+  if (policy.proxy) return `names from ${policy.proxy.header}, believed only from ${policy.proxy.peers.join(', ')}`;
+  return policy.token ? 'access token required; names are typed' : 'loopback only, no token';
 }
 
 async function serve(o: ServeOptions): Promise<void> {
@@ -337,9 +457,16 @@ async function serve(o: ServeOptions): Promise<void> {
     throw new InputError(`--task-queue ${JSON.stringify(o.taskQueue)} has characters a visibility filter cannot hold`);
   if (o.reviewer !== undefined && (!o.reviewer.trim() || o.reviewer.length > 200))
     throw new InputError('--reviewer must name the person deciding (1 to 200 characters)');
-  // Checked before anything connects: off loopback without a token the server does not start at all.
-  const policy = bindPolicy(o.host, process.env);
-  if (!policy.ok) throw new InputError(policy.message);
+  // Checked before anything connects: a bad stewards file, or off loopback no way of letting stewards in, and the
+  // server does not start at all.
+  const stewardsFile = o.stewards ?? (process.env[REVIEW_STEWARDS_ENV] || undefined);
+  const access: AccessOptions = {
+    ...(stewardsFile !== undefined ? { stewards: readStewards(stewardsFile) } : {}),
+    ...(o.trustedUserHeader !== undefined ? { trustedUserHeader: o.trustedUserHeader } : {}),
+    trustedProxies: o.trustedProxy ?? [],
+  };
+  const reviewer = o.reviewer?.trim();
+  const policy = accessPolicy(o.host, process.env, access, reviewer);
   const err = (line: string) => process.stderr.write(line + '\n');
   const c = await connectClient();
   let details: ReviewDetails | undefined;
@@ -359,11 +486,12 @@ async function serve(o: ServeOptions): Promise<void> {
       backend,
       host: o.host,
       port: Number(o.port),
-      ...(o.reviewer ? { reviewer: o.reviewer.trim() } : {}),
+      access,
+      ...(reviewer ? { reviewer } : {}),
       log: err,
     });
     process.stdout.write(
-      `ARGUS review page on ${server.url} (${server.tokenRequired ? 'access token required' : 'loopback only, no token'}; ` +
+      `ARGUS review page on ${server.url} (${accessLine(policy, stewardsFile)}; ` +
         `sweeps on ${c.address}, namespace ${c.namespace}). Ctrl-C stops it.\n`,
     );
     await new Promise<void>((resolve) => {
@@ -384,9 +512,29 @@ export function addReviewServeCommand(review: Command): void {
     .description(
       'Serve a review page for data stewards: approve or reject what waits for people across running sweeps.',
     )
-    .option('--host <host>', 'address to bind; off loopback needs ARGUS_REVIEW_TOKEN in this environment', '127.0.0.1')
+    .option(
+      '--host <host>',
+      'address to bind; off loopback needs ARGUS_REVIEW_TOKEN, --stewards or a trusted proxy',
+      '127.0.0.1',
+    )
     .option('--port <port>', 'port (0: any free one)', '8377')
-    .option('--reviewer <name>', 'record every decision as this person (else the page asks for a name)')
+    .option(
+      '--stewards <file>',
+      `who may decide: a file of "<name> sha256:<token digest>" lines (default: $${REVIEW_STEWARDS_ENV}); each signs in with their own token`,
+    )
+    .option(
+      '--trusted-user-header <header>',
+      'behind an authenticating proxy: the header it names the signed-in user in, e.g. X-Forwarded-User',
+    )
+    .option(
+      '--trusted-proxy <address>',
+      "the proxy's IP address, the only TCP peer served (repeat for more)",
+      (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+    )
+    .option(
+      '--reviewer <name>',
+      'record every decision as this person (else the page asks for a name); not with --stewards or a proxy',
+    )
     .option(
       '--state-dir <dir>',
       "the workers' ARGUS state folder, for evidence and catalog text (the PostgreSQL store when ARGUS_STATE_URL is set)",
@@ -395,9 +543,16 @@ export function addReviewServeCommand(review: Command): void {
     .option('--task-queue <queue>', 'only sweeps on this task queue')
     .addHelpText(
       'after',
-      '\nAccess: on loopback (the default) anyone on this machine may decide; on any other address the page asks ' +
-        'for ARGUS_REVIEW_TOKEN (set it in this environment; the server refuses to start without it).\n\n' +
-        'Examples:\n  argus review serve\n  ARGUS_REVIEW_TOKEN=$(openssl rand -hex 24) argus review serve --host 0.0.0.0 --port 8377',
+      '\nAccess: on loopback (the default) anyone on this machine may decide, under the name they type. Elsewhere ' +
+        'choose one: ARGUS_REVIEW_TOKEN (one shared token; names are typed, and recorded as typed), a stewards file ' +
+        "(each steward's own token; the page records who signed in), or an authenticating proxy (its user header, " +
+        'believed only from --trusted-proxy). Off loopback the server refuses to start with none of them; anywhere, ' +
+        'with two.\n\n' +
+        'Examples:\n  argus review serve\n' +
+        '  ARGUS_REVIEW_TOKEN=$(openssl rand -hex 24) argus review serve --host 0.0.0.0 --port 8377\n' +
+        "  argus review steward-token dana >> stewards.txt   # prints dana's token once; keep the line\n" +
+        '  argus review serve --host 0.0.0.0 --stewards stewards.txt\n' +
+        '  argus review serve --trusted-user-header X-Forwarded-User --trusted-proxy 127.0.0.3',
     )
     .action(async (o: ServeOptions) => serve(o));
 }

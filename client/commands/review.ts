@@ -2,9 +2,10 @@ import type { Command } from 'commander';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { pendingReviews, renderPendingTable, reviewDecisions, sendDecisions, type ReviewDecision } from '../review';
 import { addReviewServeCommand } from '../review-server';
+import { newStewardToken } from '../review-stewards';
 import { withClient } from '../connect';
 import { InputError } from '../sweeps';
-import { EXIT, out } from './output';
+import { EXIT, err, out } from './output';
 
 async function reviewDecide(
   sweepId: string,
@@ -37,7 +38,7 @@ async function reviewDecide(
   });
 }
 
-/** `argus review list|approve|reject|serve`: human review of running sweeps. */
+/** `argus review list|approve|reject|serve|steward-token`: human review of running sweeps. */
 export function addReviewCommand(program: Command): void {
   const review = program
     .command('review')
@@ -78,4 +79,25 @@ export function addReviewCommand(program: Command): void {
   decide('approve');
   decide('reject');
   addReviewServeCommand(review);
+  review
+    .command('steward-token <name>')
+    .description(
+      'Make a steward a token of their own: prints it once, and the line to add to the stewards file (--stewards).',
+    )
+    .option('--json', 'print JSON {name, token, line}')
+    .addHelpText(
+      'after',
+      '\nThe token is shown only now; the file keeps its SHA-256 digest. Give the token to the steward, add the line to ' +
+        'the stewards file, and restart `argus review serve` (it reads the file at start). A name is one word of ' +
+        'letters, digits and . _ @ + - (e.g. dana@example.org); decisions record it as human:<name>.',
+    )
+    .action((name: string, o: { json?: boolean }) => {
+      const { token, line } = newStewardToken(name);
+      if (o.json) return out(JSON.stringify({ name, token, line }));
+      // The token on stderr, the line on stdout: `argus review steward-token dana >> stewards.txt` shows the token
+      // to whoever runs it and keeps only the digest.
+      err(`Token for ${name} (shown only this once: give it to ${name}, who types it on the review page):\n  ${token}`);
+      err('Add this line (printed on stdout) to the stewards file, then restart `argus review serve`:');
+      out(line);
+    });
 }

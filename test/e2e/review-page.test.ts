@@ -7,14 +7,14 @@
 // test-artifacts/.
 import * as http from 'node:http';
 import * as path from 'node:path';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, rmSync, statSync } from 'node:fs';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { uniqueId } from '../support/temporal-env';
 import { useArgusWorker, copyCatalog, readCatalog, DEMO_CATALOG } from '../support/argus-worker';
 import { ARTIFACTS_DIR, launchChromium, saveScreenshot, type Shot } from '../support/browser';
-import { argus, cliEnv, ROOT } from './spawn';
-import type { PendingReview, SweepProgress } from '../../workflows/messages';
+import { gotoSweep, idsOn, serveReviewPage, stopReviewPages, waitForPhase } from '../support/review-serve';
+import { argus, cliEnv } from './spawn';
+import type { PendingReview } from '../../workflows/messages';
 import type { SweepReport } from '../../domain/report';
 
 const TOKEN = 'e2e-review-token-5f0c2a9e8d7b6a41';
@@ -23,68 +23,11 @@ const WAIT_MS = 60_000;
 
 const w = useArgusWorker('tq-review-page');
 let browser: Browser | undefined;
-const servers: ChildProcessWithoutNullStreams[] = [];
 
 afterAll(async () => {
   await browser?.close();
-  for (const child of servers) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  stopReviewPages();
 });
-
-/** `argus review serve …` as a child process; resolves with its URL once it prints it. */
-function serveReviewPage(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Promise<{ child: ChildProcessWithoutNullStreams; port: number; stderr: () => string }> {
-  const child = spawn(process.execPath, ['scripts/run-ts.js', 'client/cli.ts', 'review', 'serve', ...args], {
-    cwd: ROOT,
-    env,
-  });
-  servers.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`review serve did not start in ${WAIT_MS} ms\n${stderr}`)),
-      WAIT_MS,
-    );
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      const m = /ARGUS review page on http:\/\/[^:]+:(\d+)\//.exec(stdout);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, port: Number(m[1]), stderr: () => stderr });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`review serve exited (${code}) before serving\n${stdout}\n${stderr}`));
-    });
-  });
-}
-
-async function waitForPhase(sweepId: string, phase: SweepProgress['phase']): Promise<void> {
-  const h = w.client.workflow.getHandle(sweepId);
-  const until = Date.now() + 120_000;
-  for (;;) {
-    if ((await h.query<SweepProgress>('progress')).phase === phase) return;
-    if (Date.now() > until) throw new Error(`${sweepId} did not reach ${phase}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
-
-/** Load `url` until the sweep's section shows (visibility lists a new run within moments, not at once). */
-async function gotoSweep(page: Page, url: string, sweepId: string): Promise<Locator> {
-  const section = page.locator(`section.sweep[data-sweep="${sweepId}"]`);
-  const until = Date.now() + WAIT_MS;
-  await page.goto(url);
-  while (!(await section.count())) {
-    if (Date.now() > until) throw new Error(`${sweepId} did not appear on ${url}`);
-    await new Promise((r) => setTimeout(r, 500));
-    await page.reload();
-  }
-  return section;
-}
 
 /** What a steward sees without scrolling (for the README: docs/images/ holds copies of these). */
 async function saveView(page: Page, name: string): Promise<Shot> {
@@ -95,11 +38,6 @@ async function saveView(page: Page, name: string): Promise<Shot> {
   return { file, bytes: statSync(file).size };
 }
 
-const idsOn = async (scope: Locator) =>
-  (
-    await scope.locator('article.proposal').evaluateAll((els) => els.map((e) => e.getAttribute('data-proposal')!))
-  ).sort();
-
 test('a steward approves a group and rejects one proposal and a selection in the browser; the sweep writes exactly the approved', async () => {
   browser = await launchChromium(); // first: a missing Chromium fails the test before any sweep runs
   const file = copyCatalog(DEMO_CATALOG, path.join(w.tw.stateDir, 'review-page'), 'catalog.json');
@@ -109,7 +47,7 @@ test('a steward approves a group and rejects one proposal and a selection in the
     workflowId: sweepId,
     args: [{ catalog: { kind: 'file', path: file }, humanReview: { kinds: ['pii_tag'], deadline: '30m' } }],
   });
-  await waitForPhase(sweepId, 'awaiting_review');
+  await waitForPhase(w.client, sweepId, 'awaiting_review');
   const env = cliEnv(w.tw.taskQueue);
   const listed = await argus(['review', 'list', sweepId, '--json'], env);
   expect(listed.code).toBe(0);
@@ -162,6 +100,11 @@ test('a steward approves a group and rejects one proposal and a selection in the
     await page.getByLabel(/Access token/).fill(TOKEN);
     await page.getByRole('button', { name: 'Open the review page' }).click();
     let sweep = await gotoSweep(page, `${base}/`, sweepId);
+    // The shared token lets a steward in without saying who they are: the page says the name will be as typed.
+    expect(await page.locator('.signed-in').innerText()).toBe(
+      'Signed in with the shared access token: names on this page are typed, not checked.',
+    );
+    expect(await page.locator('label[for="reviewer"]').innerText()).toContain('typed, not checked');
 
     // Every id `argus review list` prints, each with its evidence, the gate's reason and the catalog's text.
     expect(await idsOn(sweep)).toEqual(pending.map((p) => p.proposalId).sort());

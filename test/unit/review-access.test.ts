@@ -1,7 +1,11 @@
 import {
   bindPolicy,
+  canonicalAddress,
   hostAllowed,
+  identityOf,
   isLoopback,
+  originHostOf,
+  proxyUserOf,
   REVIEW_TOKEN_ENV,
   sameOrigin,
   sessionCookie,
@@ -9,9 +13,12 @@ import {
   SessionBook,
   tokenMatches,
   csrfMatches,
+  type AccessOptions,
 } from '../../client/review-access';
+import { parseStewards } from '../../client/review-stewards';
 
 const TOKEN = 'a-long-enough-review-token-42';
+const STEWARDS = parseStewards(`dana sha256:${'ab'.repeat(32)}`, 'stewards.txt');
 
 describe('bindPolicy: loopback is open to this machine, anything else needs ARGUS_REVIEW_TOKEN', () => {
   test.each([
@@ -34,7 +41,8 @@ describe('bindPolicy: loopback is open to this machine, anything else needs ARGU
       expect(!p.ok && p.message).toBe(
         `refusing to serve the review page on ${host}, which is not a loopback address, without an access token: ` +
           "set ARGUS_REVIEW_TOKEN in this server's environment (at least 16 characters; stewards type it on the " +
-          'page), or bind to 127.0.0.1',
+          'page), give each steward a token of their own with --stewards <file>, serve it behind an authenticating ' +
+          'proxy with --trusted-user-header and --trusted-proxy, or bind to 127.0.0.1',
       );
     },
   );
@@ -45,6 +53,164 @@ describe('bindPolicy: loopback is open to this machine, anything else needs ARGU
       expect(!p.ok && p.message).toMatch(/^ARGUS_REVIEW_TOKEN is too short: use at least 16 characters/);
     }
   });
+});
+
+describe('bindPolicy with stewards or a trusted proxy: the page knows who decides', () => {
+  const proxy: AccessOptions = {
+    trustedUserHeader: 'X-Forwarded-User',
+    trustedProxies: ['10.0.0.2', '::ffff:10.0.0.3'],
+  };
+  test.each([
+    ['stewards on loopback', '127.0.0.1', {}, { stewards: STEWARDS }, 'steward-token'],
+    ['stewards off loopback', '0.0.0.0', {}, { stewards: STEWARDS }, 'steward-token'],
+    ['a proxy off loopback', '10.0.0.5', {}, proxy, 'proxy'],
+    ['a proxy on loopback', '127.0.0.1', {}, { trustedUserHeader: 'X-User', trustedProxies: ['127.0.0.1'] }, 'proxy'],
+    ['the shared token', '0.0.0.0', { [REVIEW_TOKEN_ENV]: TOKEN }, {}, 'typed'],
+    ['nothing, on loopback', '127.0.0.1', {}, {}, 'typed'],
+  ])('%s: starts; names are %s', (_, host, env, access, identity) => {
+    const p = bindPolicy(host, env, access);
+    expect(p.ok && identityOf(p)).toBe(identity);
+  });
+
+  test("the proxy's addresses are kept in the form Node reports a peer in", () => {
+    const p = bindPolicy('10.0.0.5', {}, { ...proxy, trustedProxies: ['10.0.0.2', '[::FFFF:10.0.0.3]', '10.0.0.2'] });
+    expect(p.ok && p.proxy).toEqual({ header: 'X-Forwarded-User', peers: ['10.0.0.2', '10.0.0.3'] });
+  });
+
+  test.each([
+    [
+      'a token and stewards',
+      { [REVIEW_TOKEN_ENV]: TOKEN },
+      { stewards: STEWARDS },
+      'ARGUS_REVIEW_TOKEN and a stewards file are set together: choose one way',
+    ],
+    [
+      'a token and a proxy',
+      { [REVIEW_TOKEN_ENV]: TOKEN },
+      proxy,
+      'ARGUS_REVIEW_TOKEN and --trusted-user-header are set together',
+    ],
+    [
+      'stewards and a proxy',
+      {},
+      { ...proxy, stewards: STEWARDS },
+      'a stewards file and --trusted-user-header are set together',
+    ],
+    [
+      'a header without a proxy',
+      {},
+      { trustedUserHeader: 'X-Forwarded-User' },
+      '--trusted-user-header and --trusted-proxy go together',
+    ],
+    [
+      'a proxy without a header',
+      {},
+      { trustedProxies: ['10.0.0.2'] },
+      '--trusted-user-header and --trusted-proxy go together',
+    ],
+    ['an empty header', {}, { trustedUserHeader: ' ', trustedProxies: ['10.0.0.2'] }, 'go together'],
+    [
+      'a proxy by name',
+      {},
+      { ...proxy, trustedProxies: ['proxy.internal'] },
+      '--trusted-proxy "proxy.internal" is not an IP address',
+    ],
+    [
+      'a proxy network',
+      {},
+      { ...proxy, trustedProxies: ['10.0.0.0/8'] },
+      '--trusted-proxy "10.0.0.0/8" is not an IP address',
+    ],
+    [
+      'Host as the user header',
+      {},
+      { ...proxy, trustedUserHeader: 'Host' },
+      '--trusted-user-header "Host" cannot name a user',
+    ],
+    [
+      'X-Forwarded-For as the user header',
+      {},
+      { ...proxy, trustedUserHeader: 'x-forwarded-for' },
+      'cannot name a user',
+    ],
+    ['a header with a space', {}, { ...proxy, trustedUserHeader: 'X User' }, 'cannot name a user'],
+    ['an empty stewards list', {}, { stewards: [] }, 'the stewards file names no steward'],
+  ])('%s: refused at start', (_, env, access, message) => {
+    const p = bindPolicy('0.0.0.0', env, access);
+    expect(p.ok).toBe(false);
+    expect(!p.ok && p.message).toContain(message);
+  });
+});
+
+test.each([
+  ['127.0.0.1', '127.0.0.1'],
+  ['::ffff:127.0.0.1', '127.0.0.1'],
+  ['::FFFF:7f00:2', '127.0.0.2'],
+  ['[::1]', '::1'],
+  ['0:0:0:0:0:0:0:1', '::1'],
+  ['2001:DB8:0:0::1', '2001:db8::1'],
+  [' 10.0.0.2 ', '10.0.0.2'],
+  ['localhost', undefined],
+  ['10.0.0.0/8', undefined],
+  ['', undefined],
+  [undefined, undefined],
+])('canonicalAddress(%j) = %j', (given, canonical) => {
+  expect(canonicalAddress(given)).toBe(canonical);
+});
+
+describe("proxyUserOf: the proxy's user header counts only from the proxy's TCP peer address", () => {
+  const proxy = { header: 'X-Forwarded-User', peers: ['127.0.0.3', '::1'] };
+  test.each([
+    ['the proxy names erin', '127.0.0.3', ['erin'], { ok: true, user: 'erin' }],
+    ['IPv4-mapped peer', '::ffff:127.0.0.3', [' erin@example.org '], { ok: true, user: 'erin@example.org' }],
+    ['an IPv6 proxy', '::1', ['Erin O’Brien'], { ok: true, user: 'Erin O’Brien' }],
+  ])('%s → %j', (_, peer, values, verdict) => {
+    expect(proxyUserOf(proxy, peer, values)).toEqual(verdict);
+  });
+
+  test.each([
+    [
+      'another peer with the header',
+      '127.0.0.1',
+      ['erin'],
+      403,
+      'this request carries X-Forwarded-User but comes from 127.0.0.1, which is not the trusted proxy: ' +
+        'X-Forwarded-User is believed only from 127.0.0.3, ::1. Nothing was read or changed',
+    ],
+    [
+      'another peer without it',
+      '10.9.9.9',
+      undefined,
+      403,
+      'this review page is served only through its authenticating proxy (127.0.0.3, ::1), and 10.9.9.9 is not it',
+    ],
+    ['no peer address (a closed socket)', undefined, ['erin'], 403, 'comes from an unknown address'],
+    [
+      'the proxy names nobody',
+      '127.0.0.3',
+      undefined,
+      401,
+      'the proxy did not say who you are (no X-Forwarded-User header)',
+    ],
+    ['an empty name', '127.0.0.3', ['  '], 401, 'the proxy did not say who you are'],
+    ['the header twice', '127.0.0.3', ['mallory', 'erin'], 401, 'the proxy sent X-Forwarded-User 2 times'],
+    ['a control character', '127.0.0.3', ['erin'], 401, "the proxy's X-Forwarded-User is not a name"],
+    ['too long', '127.0.0.3', ['e'.repeat(201)], 401, 'is not a name (1 to 200 characters'],
+  ])('%s: refused (%s)', (_, peer, values, status, message) => {
+    const v = proxyUserOf(proxy, peer, values);
+    expect(v.ok ? 'accepted' : v.status).toBe(status);
+    expect(!v.ok && v.message).toContain(message);
+  });
+});
+
+test.each([
+  [{ host: '127.0.0.1:8377', 'x-forwarded-host': 'review.example.org' }, true, 'review.example.org'],
+  [{ host: '127.0.0.1:8377', 'x-forwarded-host': 'evil.example, review.example.org' }, true, 'review.example.org'],
+  [{ host: '127.0.0.1:8377', 'x-forwarded-host': 'review.example.org' }, false, '127.0.0.1:8377'],
+  [{ host: '127.0.0.1:8377' }, true, '127.0.0.1:8377'],
+  [{ host: '127.0.0.1:8377', 'x-forwarded-host': ' ' }, true, '127.0.0.1:8377'],
+])('originHostOf(%j, from the proxy: %s) = %s', (headers, fromProxy, host) => {
+  expect(originHostOf(headers, fromProxy)).toBe(host);
 });
 
 test.each([
@@ -109,7 +275,8 @@ describe('SessionBook', () => {
     let t = 0;
     const book = new SessionBook({ idleMs: 1000, max: 3, now: () => t });
     const a = book.create(false);
-    const b = book.create(true);
+    const b = book.create(true, 'dana');
+    expect([a.user, b.user]).toEqual([undefined, 'dana']);
     expect(a.id).not.toBe(b.id);
     expect(a.csrf).not.toBe(b.csrf);
     expect(a.id).toMatch(/^[\w-]{43}$/);

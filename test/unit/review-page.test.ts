@@ -185,6 +185,48 @@ describe('renderInboxPage', () => {
     expect(page).not.toContain('name="reviewer"');
   });
 
+  describe('who decides: known names replace the name field; typed ones say they are typed', () => {
+    const render = (extra: Partial<Parameters<typeof renderInboxPage>[0]>) =>
+      renderInboxPage({ inbox: inbox([sweep(proposals)]), csrf: 'CSRF-9', now: NOW, ...extra });
+
+    test('a steward signed in with their own token: their name, escaped, and a sign-out form with the CSRF token', () => {
+      const page = render({ signedIn: { name: XSS, by: 'steward-token' } });
+      expect(page).toContain(
+        `<div class="signed-in" role="status">Signed in as <strong>${esc(XSS)}</strong> (your steward token)`,
+      );
+      expect(page).toContain(
+        '<form method="post" action="/logout" class="signout"><input type="hidden" name="csrf" value="CSRF-9"><button type="submit">Sign out</button></form>',
+      );
+      expect(page).toContain(`<p class="who">Every decision is recorded as <strong>${esc(XSS)}</strong>.</p>`);
+      expect(page).not.toContain('name="reviewer"');
+      expect(page).not.toContain('<script>');
+    });
+
+    test('named by a proxy: the name, and no sign-out (signing out is the proxy’s)', () => {
+      const page = render({ signedIn: { name: 'erin', by: 'proxy' } });
+      expect(page).toContain('Signed in as <strong>erin</strong> (named by the sign-in proxy in front of this page)');
+      expect(page).not.toContain('/logout');
+      expect(page).not.toContain('name="reviewer"');
+    });
+
+    test('behind the shared token: the page says names are typed, and the field says the token names nobody', () => {
+      const page = render({ sharedToken: true });
+      expect(page).toContain('names on this page are typed, not checked');
+      expect(page).toContain(
+        '<label for="reviewer">Your name (typed, not checked: recorded with every decision as you type it; the ' +
+          'shared access token lets you in but does not say who you are)</label>',
+      );
+    });
+
+    test('open loopback: a typed name, and no signed-in line', () => {
+      const page = render({});
+      expect(page).toContain(
+        '<label for="reviewer">Your name (typed, not checked: recorded with every decision as you type it)</label>',
+      );
+      expect(page).not.toContain('class="signed-in"');
+    });
+  });
+
   test('what the sweeps recorded is shown, and the name last used fills the field, escaped', () => {
     const page = renderInboxPage({
       inbox: inbox([sweep([pii('p-3', 'email', 'email')])]),
@@ -242,4 +284,13 @@ test('the login and message pages escape what they show and carry no script', ()
     expect(page).not.toContain('<script');
     expect(page).toContain(esc(XSS));
   }
+});
+
+test("with stewards the login form asks for the steward's own token; otherwise for the shared one", () => {
+  expect(renderLoginPage({ csrf: 'c', perSteward: true })).toContain(
+    '<label for="token">Your steward token (your own: decisions are recorded in your name',
+  );
+  expect(renderLoginPage({ csrf: 'c' })).toContain(
+    '<label for="token">Access token (the server’s ARGUS_REVIEW_TOKEN; ask whoever runs it)</label>',
+  );
 });
