@@ -18,6 +18,9 @@ import { createIncrementalActivities, statsBeforeDocName } from './incremental-a
 import { ReportSpool } from './report-spool';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 
+/** An error's message, bounded, for a sentence in the report. */
+const whyOf = (e: unknown): string => String((e as Error)?.message ?? e).slice(0, 300);
+
 function emptyKinds(): Record<ProposalChange['kind'], KindCounts> {
   const z = (): KindCounts => ({ proposed: 0, approved: 0, rejected: 0, not_reviewed: 0, written: 0 });
   return { description: z(), pii_tag: z(), lineage_flag: z(), description_removal: z() };
@@ -55,19 +58,24 @@ export function createReportActivities(deps: ActivityDeps) {
       /** rememberSweep's input, to remember the sweep's decisions before the report is built. */
       remember?: Parameters<typeof rememberSweep>[0];
     }): Promise<SweepReport> {
+      // Bookkeeping after the writes never fails the sweep: what could not be recorded is said in the report.
+      const notRecorded: string[] = [];
       if (input.remember && input.incremental) {
         try {
           await rememberSweep(input.remember);
         } catch (e) {
-          const why = String((e as Error).message ?? e).slice(0, 300);
-          const note = `the memory could not be saved (${why}): the next sweep judges these entities again`;
+          const note = `the memory could not be saved (${whyOf(e)}): the next sweep judges these entities again`;
           input.incremental.note = input.incremental.note ? `${input.incremental.note}; ${note}` : note;
+          notRecorded.push(note);
         }
       }
       const ledger = ledgerFor(input.ledgerKey);
-      const { meta, catalog } = await catalogOf(ledger);
+      const meta = await ledger.meta();
       // A caveat never costs the report: a catalog that cannot say one now (gone, out of reach) says none.
-      const catalogNotes = (await catalog.notes?.().catch(() => undefined)) ?? [];
+      const catalogNotes =
+        (await catalogOf(ledger)
+          .then(({ catalog }) => catalog.notes?.())
+          .catch(() => undefined)) ?? [];
       const byKind = emptyKinds();
       const outcomesCount = { approved: 0, rejected: 0, not_reviewed: 0 };
       const failures: EntityFailure[] = [...input.workflowFailures];
@@ -80,6 +88,18 @@ export function createReportActivities(deps: ActivityDeps) {
       const limit = input.maxProposalsInReport ?? 1000;
       const kept: ReportProposal[] = [];
       const spool = new ReportSpool(ledger.reportFile());
+      // The report file is bookkeeping too: one that cannot be written leaves this result as the report.
+      let spoolFailed: string | undefined;
+      const spoolAdd = async (rows: ReportProposal[]) => {
+        if (spoolFailed) return;
+        try {
+          await spool.add(rows);
+        } catch (e) {
+          spoolFailed = whyOf(e);
+          await spool.abort().catch(() => undefined);
+        }
+      };
+      const partialReasons: string[] = [...input.extraPartialReasons];
       const usage = usageTotals();
       // With change detection the catalog's figures before the sweep were taken whole (carried-over entities
       // have no page); each page then adds what its write changed. Without it, the pages' figures sum up.
@@ -98,9 +118,10 @@ export function createReportActivities(deps: ActivityDeps) {
           if (n >= laterFrom) for (const p of await ledger.proposals(n)) lastPageOf.set(p.id, n);
         }
       }
-      try {
-        for (const n of pages) {
-          Context.current().heartbeat(n);
+      const unreadPages: { page: number; why: string }[] = [];
+      for (const n of pages) {
+        Context.current().heartbeat(n);
+        try {
           const pageBefore = await ledger.stats(n, 'before');
           if (!catalogBefore) addStats(before, pageBefore);
           // A page whose write never ran still holds what it held before.
@@ -140,18 +161,27 @@ export function createReportActivities(deps: ActivityDeps) {
             pageRows.push(row);
             if (kept.length < limit) kept.push(row);
           }
-          await spool.add(pageRows);
+          await spoolAdd(pageRows);
           for (const c of await ledger.calls(n)) usage.add(c);
+        } catch (e) {
+          // A page whose records cannot be read (a damaged ledger file) leaves the rest of the report standing;
+          // what it counted up to the damage stays counted, and the report is partial.
+          unreadPages.push({ page: n, why: whyOf(e) });
         }
-      } catch (e) {
-        await spool.abort();
-        throw e;
       }
+      if (unreadPages.length)
+        partialReasons.push(
+          `the records of ${unreadPages.length} page(s) could not be read, so their proposals, writes and figures are ` +
+            `missing or incomplete in this report (the repairs written stand): ` +
+            unreadPages
+              .slice(0, 5)
+              .map((u) => `page ${u.page}: ${u.why}`)
+              .join('; '),
+        );
       if (catalogBefore) addStats(before, catalogBefore);
       const after = combineStats(before, added, removed);
       const failedEntities = new Set(failures.map((f) => f.entity));
       const processed = Math.max(0, input.requested - failedEntities.size);
-      const partialReasons: string[] = [...input.extraPartialReasons];
       if (failedEntities.size > 0)
         partialReasons.push(`${failedEntities.size} of ${input.requested} entities failed (see failures)`);
       if (writesFailed > 0)
@@ -215,9 +245,20 @@ export function createReportActivities(deps: ActivityDeps) {
         proposalsTruncated: Math.max(0, total - limit),
         executions: input.executions,
       };
-      await spool.finish(report);
-      await ledger.publishReport(ledger.reportFile());
-      return report;
+      if (!spoolFailed)
+        try {
+          await spool.finish(report);
+          await ledger.publishReport(ledger.reportFile());
+        } catch (e) {
+          spoolFailed = whyOf(e);
+          await spool.abort().catch(() => undefined);
+        }
+      if (spoolFailed)
+        notRecorded.push(
+          `the report file ${report.reportFile} could not be written (${spoolFailed}): this result is the report, ` +
+            `with the first ${Math.min(total, limit)} of its ${total} proposals`,
+        );
+      return notRecorded.length ? { ...report, notRecorded } : report;
     },
   };
 }

@@ -258,6 +258,9 @@ export function renderReportHtml(r: SweepReport, opts: { uiLink?: string } = {})
   const notes = r.catalogNotes?.length
     ? `<div class="notes"><strong>Note on the catalog</strong><ul>${r.catalogNotes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul></div>`
     : '';
+  const unrecorded = r.notRecorded?.length
+    ? `<div class="notes"><strong>Not recorded</strong><ul>${r.notRecorded.map((n) => `<li>${esc(n)}</li>`).join('')}</ul></div>`
+    : '';
   const totals = reportKinds(r).reduce(
     (t, k) => {
       const c = r.byKind[k]!;
@@ -270,6 +273,7 @@ export function renderReportHtml(r: SweepReport, opts: { uiLink?: string } = {})
     `<h1>${esc(head)}</h1>`,
     banner,
     notes,
+    unrecorded,
     keyValues([
       ['Catalog', r.catalog],
       ['Review', `${r.mode}${r.dryRun ? ' (dry run: nothing written)' : ''}`],

@@ -98,6 +98,7 @@ export function renderReportMarkdown(r: SweepReport, opts: { uiLink?: string } =
     out.push('');
   }
   for (const note of r.catalogNotes ?? []) out.push(`> Note on the catalog: ${cell(note)}`, '');
+  for (const what of r.notRecorded ?? []) out.push(`> Not recorded: ${cell(what)}`, '');
   out.push(
     ...table(
       ['', ''],

@@ -312,6 +312,7 @@ export function renderReportText(r: SweepReport, opts: { uiLink?: string } = {})
   if (r.partial) for (const why of r.partialReasons) out.push(`  ! ${why}`);
   // Caveats about the catalog as read (a stale dbt catalog.json): not partial, but what a reader should know.
   for (const note of r.catalogNotes ?? []) out.push(`  note: ${note}`);
+  for (const what of r.notRecorded ?? []) out.push(`  not recorded: ${what}`);
   out.push('');
   out.push(
     `Entities: ${r.entities.processed} of ${r.entities.requested} processed${r.entities.failed ? `, ${r.entities.failed} failed` : ''}`,

@@ -134,6 +134,11 @@ export interface SweepReport {
    * than the manifest, nodes it left out): caveats, not reasons to call the run partial. Absent: nothing said.
    */
   catalogNotes?: string[];
+  /**
+   * What the sweep could not record after its writes (the memory, the report file): said here, never a failure of
+   * the sweep, and no reason to call it partial (its repairs are written and audited). Absent: all recorded.
+   */
+  notRecorded?: string[];
   entities: { requested: number; processed: number; failed: number };
   outcomes: { approved: number; rejected: number; not_reviewed: number };
   /** Per kind; a report from before description removals existed has no `description_removal`. */
