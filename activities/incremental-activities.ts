@@ -25,6 +25,7 @@ import type { AgentName } from '../domain/proposal';
 import type { CatalogContext } from '../judgment/catalog-context';
 import { catalogContext } from './catalog-access';
 import { agentsToRejudge, judgmentKey, type JudgmentSettings } from './judgment-key';
+import { piiShapeOf, SHAPE_DECISIONS_DOC, type ShapeDecision } from '../judgment/pii/shape';
 import {
   isRecordPrints,
   MEMORY_DECISIONS_PER_ENTITY,
@@ -77,6 +78,7 @@ export const settledDocName = (round: number) => `settled-${round}`;
  * (their proposals, by what they would do, are not proposed again) and the memory keeps them.
  */
 export const peoplesDecisionsDocName = 'peoples-decisions';
+
 /** A pass's entities whose own ARGUS-written text alone changed: only the PII classifier reads that again. */
 export const piiOnlyDocName = (round: number) => `pii-only-${round}`;
 /** A pass's entities only what they read of others changed for: every agent but the PII classifier judges them. */
@@ -171,7 +173,26 @@ function peoplesDecision(
   reviewer: string,
   at: string,
 ): RememberedDecision {
-  return [p.id, d, 'human', proposalContentKey(p.entityId, p.change), reviewer.replace(/^human:/, ''), at];
+  const who = reviewer.replace(/^human:/, '');
+  const content = proposalContentKey(p.entityId, p.change);
+  return p.change.kind === 'pii_tag'
+    ? [p.id, d, 'human', content, who, at, piiShapeOf(p.change)]
+    : [p.id, d, 'human', content, who, at];
+}
+
+/**
+ * People's decisions on PII tags by shape, from a catalog's memory (the latest per shape): what the gate takes as
+ * evidence for proposals of the same shape elsewhere in that catalog. Never another catalog's: each has its memory.
+ */
+export function shapeDecisionsOf(entities: Readonly<Record<string, MemoryEntry>>): Record<string, ShapeDecision> {
+  const out: Record<string, ShapeDecision> = {};
+  for (const [entityId, m] of Object.entries(entities))
+    for (const [proposalId, decision, stage, , reviewer, at, shape] of m.d ?? []) {
+      if (stage !== 'human' || !shape || !at) continue;
+      const was = out[shape];
+      if (!was || was.at < at) out[shape] = { decision, reviewer: reviewer ?? 'a person', at, entityId, proposalId };
+    }
+  return out;
 }
 const MAX_GONE_IDS = 100_000;
 
@@ -765,6 +786,12 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         }
         await ledger.writeDoc(settledDocName(0), settled);
         await ledger.writeDoc(peoplesDecisionsDocName, carried);
+      }
+      // A person's decision on a PII tag is evidence for the same shape elsewhere in the catalog (the gate reads it),
+      // whatever the judgment key: an upgrade does not forget what a steward said.
+      if (memory.status === 'ok') {
+        const shapes = shapeDecisionsOf(memory.doc.entities);
+        if (Object.keys(shapes).length > 0) await ledger.writeDoc(SHAPE_DECISIONS_DOC, shapes);
       }
       if (peopleStand > 0)
         doc.note = [doc.note, `${peopleStand} decisions people made on entities unchanged since stand`]

@@ -1,6 +1,14 @@
 import type { Outcome, ProposalChange } from '../domain/proposal';
 import type { ReviewMode } from '../domain/sweep';
 import { inPart, partTag, type PagePart } from '../domain/ids';
+import {
+  DECIDED_BEFORE,
+  describeShape,
+  piiShapeOf,
+  SHAPE_DECISIONS_DOC,
+  SHAPE_REVIEWER_PREFIX,
+  type ShapeDecision,
+} from '../judgment/pii/shape';
 import { mechanicalReview } from '../judgment/gate/mechanical-gate';
 import { summarize } from '../judgment/agents';
 import { catalogContext } from './catalog-access';
@@ -58,6 +66,10 @@ export function createReviewActivities(deps: ActivityDeps) {
       const passed: Record<string, string[]> = {};
       let approved = 0;
       let rejected = 0;
+      // People's decisions on PII tags by shape, in this catalog (read from its memory at the sweep's start).
+      const shapes = proposals.some((p) => p.change.kind === 'pii_tag')
+        ? ((await ledger.doc<Record<string, ShapeDecision>>(SHAPE_DECISIONS_DOC)) ?? {})
+        : {};
       for (const p of proposals) {
         let r = mechanicalReview(p, byId.get(p.entityId), ctx, neighbours);
         const entity = byId.get(p.entityId);
@@ -66,7 +78,21 @@ export function createReviewActivities(deps: ActivityDeps) {
           const ev = await sampledEvidence(catalog, entity, [p.change.column], meta.sampleRows);
           r = confirmBySamples(r, p.change, ev.get(p.change.column));
         }
-        if (r.decision === 'rejected') {
+        // A tag of a shape a person rejected is rejected, on their word: the decision is named, and can be taken back.
+        const shape = p.change.kind === 'pii_tag' ? piiShapeOf(p.change) : undefined;
+        const person = shape !== undefined ? shapes[shape] : undefined;
+        if (r.decision !== 'rejected' && person?.decision === 'rejected' && person.entityId !== p.entityId) {
+          rejected++;
+          outcomes.push({
+            proposalId: p.id,
+            decision: 'rejected',
+            reason:
+              `${person.reviewer} rejected ${describeShape(shape!)} on ${person.entityId} (${person.at.slice(0, 10)}, ` +
+              `proposal ${person.proposalId}): this is the same shape. \`argus review forget ${person.proposalId} ` +
+              `--sweep ${meta.sweepId}\` takes the decision back`,
+            reviewer: `${SHAPE_REVIEWER_PREFIX}${person.proposalId}`,
+          });
+        } else if (r.decision === 'rejected') {
           rejected++;
           outcomes.push({ proposalId: p.id, decision: 'rejected', reason: r.reason, reviewer: 'mechanical-gate' });
         } else if (input.mode === 'mechanical' || p.change.kind === 'description_removal') {
@@ -93,15 +119,17 @@ export function createReviewActivities(deps: ActivityDeps) {
     > {
       const ledger = ledgerFor(input.ledgerKey);
       const outcomes = new Map((await ledger.outcomes(input.pageIndex)).map((o) => [o.proposalId, o]));
-      return (await ledger.proposals(input.pageIndex))
-        .filter((p) => input.kinds.includes(p.change.kind) && outcomes.get(p.id)?.decision === 'approved')
-        .map((p) => ({
-          proposalId: p.id,
-          entityId: p.entityId,
-          kind: p.change.kind,
-          summary: summarize(p.entityId, p.change),
-          arbiterReason: outcomes.get(p.id)?.reason ?? '',
-        }));
+      const held = (await ledger.proposals(input.pageIndex)).filter(
+        (p) => input.kinds.includes(p.change.kind) && outcomes.get(p.id)?.decision === 'approved',
+      );
+      const before = await decidedBefore(ledger, held);
+      return held.map((p) => ({
+        proposalId: p.id,
+        entityId: p.entityId,
+        kind: p.change.kind,
+        summary: summarize(p.entityId, p.change),
+        arbiterReason: `${before.get(p.id) ?? ''}${outcomes.get(p.id)?.reason ?? ''}`,
+      }));
     },
 
     /**
@@ -150,13 +178,14 @@ export function createReviewActivities(deps: ActivityDeps) {
       ];
       await ledger.putOutcomes(input.pageIndex, 'awaiting', 'awaiting', waiting);
       metrics.verdicts('awaiting_people', waiting);
+      const before = await decidedBefore(ledger, parked);
       return {
         parked: parked.map((p) => ({
           proposalId: p.id,
           entityId: p.entityId,
           kind: p.change.kind,
           summary: summarize(p.entityId, p.change).slice(0, 300),
-          arbiterReason: (outcomes.get(p.id)?.reason ?? '').slice(0, 300),
+          arbiterReason: `${before.get(p.id) ?? ''}${outcomes.get(p.id)?.reason ?? ''}`.slice(0, 400),
         })),
         overflow: overflow.length,
       };
@@ -175,4 +204,29 @@ export function createReviewActivities(deps: ActivityDeps) {
       return input.outcomes.length;
     },
   };
+}
+
+/**
+ * Of proposals held for people, those of a shape a person approved before (in this catalog): the words that open
+ * their reason, which the review page groups under "decided before" so one click settles the class.
+ */
+async function decidedBefore(
+  ledger: { doc<T>(name: string): Promise<T | undefined> },
+  held: readonly { id: string; change: ProposalChange }[],
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (!held.some((p) => p.change.kind === 'pii_tag')) return out;
+  const shapes = (await ledger.doc<Record<string, ShapeDecision>>(SHAPE_DECISIONS_DOC)) ?? {};
+  for (const p of held) {
+    if (p.change.kind !== 'pii_tag') continue;
+    const shape = piiShapeOf(p.change);
+    const person = shapes[shape];
+    if (person?.decision === 'approved')
+      out.set(
+        p.id,
+        `${DECIDED_BEFORE} ${person.reviewer} approved ${describeShape(shape)} on ${person.entityId} ` +
+          `(${person.at.slice(0, 10)}). `,
+      );
+  }
+  return out;
 }

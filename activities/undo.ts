@@ -1,3 +1,4 @@
+import { SHAPE_REVIEWER_PREFIX } from '../judgment/pii/shape';
 import type { CatalogAdapterFactory } from '../catalog/adapter';
 import { createCatalogs } from '../catalog';
 import type { AuditEntry, WriteRecord, StateStore } from '../state/store';
@@ -92,10 +93,20 @@ export async function undoSweep(
       lines.push({ type: 'undo', time, sweepId, proposalId: w.proposalId, entityId: w.entityId, undoneBy });
     }
     await audit.append(lines);
-    // Undone repairs may be proposed again: the memory of the entities they touched goes (judged as new next time).
-    await store.memory.forget(memoryKeyOf(store, catalog.identity, meta.catalogName), [
-      ...new Set(pending.map((w) => w.entityId)),
-    ]);
+    // Undone repairs may be proposed again: the memory of the entities they touched goes (judged as new next time),
+    // and so does that of every entity the sweep rejected a tag on for a person's decision on its shape: what the
+    // sweep applied of the decision is taken back with the rest.
+    const memoryKey = memoryKeyOf(store, catalog.identity, meta.catalogName);
+    const byShape: string[] = [];
+    const read = await store.memory.load(memoryKey).catch(() => undefined);
+    if (read?.status === 'ok')
+      for (const [id, m] of Object.entries(read.doc.entities))
+        if (
+          m.sweep === sweepId &&
+          (m.d ?? []).some(([, d, stage]) => d === 'rejected' && stage.startsWith(SHAPE_REVIEWER_PREFIX))
+        )
+          byShape.push(id);
+    await store.memory.forget(memoryKey, [...new Set([...pending.map((w) => w.entityId), ...byShape])]);
     // The model answers its decisions rest on, sent or remembered (its call records name them), go too: the next
     // sweep asks the model again rather than repeat what was undone.
     for (const m of metas.filter((x) => x.auditFile === meta.auditFile)) {

@@ -3,6 +3,7 @@
 // lists. Pure functions of their input: no script at all (the CSP forbids it), every value escaped.
 import { PROPOSAL_KINDS, type ProposalKind } from '../domain/proposal';
 import { basisOfArgusText } from '../judgment/description-evidence';
+import { DECIDED_BEFORE } from '../judgment/pii/shape';
 import type { Inbox, InboxProposal, InboxSweep, RecordedDecisions } from './review-inbox';
 import type { CatalogText } from './review-details';
 
@@ -71,7 +72,9 @@ export function classOf(p: InboxProposal): string {
     case 'pii_tag': {
       const category = c?.kind === 'pii_tag' ? c.category : (/ as ([a-z_]+) \(/.exec(p.summary)?.[1] ?? 'unknown');
       const reading = tableReadingOf(p.evidence, c);
-      return reading ? `${category} · ${reading} table` : category;
+      const cls = reading ? `${category} · ${reading} table` : category;
+      // A person approved this shape before: the class is settled with one click.
+      return p.arbiterReason.includes(DECIDED_BEFORE) ? `decided before · ${cls}` : cls;
     }
     case 'description':
       return c?.kind === 'description' ? basisOfArgusText(c.text) : 'basis not known here';

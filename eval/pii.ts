@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { classifyColumn, type ColumnCategory } from '../judgment/pii/classifier';
+import { piiShapeOf } from '../judgment/pii/shape';
 import type { TableReading } from '../domain/proposal';
 import { convertPublicSchema, PublicSchemaFormatError, type PiiLabel } from './public-schema';
 import { runScript } from './run-script';
@@ -157,6 +158,58 @@ export function evaluatePiiFolder(folder: string): PiiEvaluation {
   };
 }
 
+/** The steward measure: a person decides the first proposal of each shape (judgment/pii/shape.ts) by its label. */
+export interface StewardMeasure {
+  /** Scored proposals (columns the classifier tags), before any decision. */
+  proposals: number;
+  precisionBefore: number | null;
+  /** Proposals a steward decided: the first of each shape, per file (a decision never leaves its catalog). */
+  decided: number;
+  /** Proposals the gate rejected for a shape a steward rejected. */
+  rejectedByShape: number;
+  /** What is left for the catalog (or a further review): neither decided nor rejected by shape. */
+  remaining: number;
+  precisionRemaining: number | null;
+  /** True PII tags the shape rejections took away (a steward's rejection spread to a column that is PII). */
+  truePiiLost: number;
+}
+
+/**
+ * Precision of the proposals left after a steward decides the first proposal of each shape in each file, by its
+ * label, and the gate applies each rejection to the rest of that shape (as a sweep does). Scored columns only.
+ */
+export function stewardMeasure(e: PiiEvaluation): StewardMeasure {
+  const proposed = e.columns.filter((c) => c.scored && c.pii);
+  const decidedShape = new Map<string, boolean>();
+  let tpBefore = 0;
+  let decided = 0;
+  let rejectedByShape = 0;
+  let truePiiLost = 0;
+  const left: EvaluatedColumn[] = [];
+  for (const c of proposed) {
+    if (c.label!.pii) tpBefore++;
+    const key = `${c.file}\u0000${piiShapeOf({ column: c.column, category: c.category, reading: c.reading })}`;
+    const approved = decidedShape.get(key);
+    if (approved === undefined) {
+      decidedShape.set(key, c.label!.pii);
+      decided++;
+    } else if (!approved) {
+      rejectedByShape++;
+      if (c.label!.pii) truePiiLost++;
+    } else left.push(c);
+  }
+  const tpLeft = left.filter((c) => c.label!.pii).length;
+  return {
+    proposals: proposed.length,
+    precisionBefore: proposed.length ? tpBefore / proposed.length : null,
+    decided,
+    rejectedByShape,
+    remaining: left.length,
+    precisionRemaining: left.length ? tpLeft / left.length : null,
+    truePiiLost,
+  };
+}
+
 const fmt = (x: number | null): string => (x === null ? '-' : x.toFixed(3));
 
 function grid(rows: string[][]): string {
@@ -221,9 +274,21 @@ export async function main(argv: readonly string[]): Promise<number> {
     .description('Score the no-model PII classifier on a folder of labelled public-schema JSON files')
     .argument('<folder>', 'folder holding *.json files in the public-schemas format')
     .option('--json', 'print one JSON object on stdout')
-    .action((folder: string, opts: { json?: boolean }) => {
+    .option('--steward', "also: precision left after a steward decides each shape's first proposal (stewardMeasure)")
+    .action((folder: string, opts: { json?: boolean; steward?: boolean }) => {
       try {
         const result = evaluatePiiFolder(folder);
+        if (opts.steward) {
+          const m = stewardMeasure(result);
+          process.stdout.write(
+            opts.json
+              ? `${JSON.stringify(m)}\n`
+              : `${m.proposals} proposals, precision ${fmt(m.precisionBefore)}; a steward decides ${m.decided} (the ` +
+                  `first of each shape), ${m.rejectedByShape} are rejected by shape (${m.truePiiLost} of them PII), ` +
+                  `${m.remaining} remain at precision ${fmt(m.precisionRemaining)}\n`,
+          );
+          return;
+        }
         if (opts.json) {
           const { precision, recall, scored, tp, fp, fn, tn, files } = result;
           const columns = result.columns.map((c) => ({

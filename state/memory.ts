@@ -18,6 +18,8 @@ export type RememberedDecision = [
   content?: string,
   reviewer?: string,
   at?: string,
+  /** A person's decision on a PII tag: the tag's shape (judgment/pii/shape.ts), evidence for the same shape elsewhere. */
+  shape?: string,
 ];
 
 /**

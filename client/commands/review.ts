@@ -6,6 +6,9 @@ import { newStewardToken } from '../review-stewards';
 import { withClient } from '../connect';
 import { InputError } from '../sweeps';
 import { EXIT, err, out } from './output';
+import { forgetDecision } from '../../activities/forget-decision';
+import { defaultStateDir } from '../../activities/paths';
+import { openStateStore } from '../../state/open';
 
 async function reviewDecide(
   sweepId: string,
@@ -79,6 +82,37 @@ export function addReviewCommand(program: Command): void {
   decide('approve');
   decide('reject');
   addReviewServeCommand(review);
+  review
+    .command('forget <proposal-id>')
+    .description(
+      "Take back a person's decision on a proposal: its entity, and every entity a tag was rejected on for the same " +
+        'shape, are judged afresh by the next sweep. Reads the PostgreSQL state store when ARGUS_STATE_URL is set, ' +
+        'else the state folder.',
+    )
+    .requiredOption('--sweep <sweep-id>', 'a sweep of the catalog (the one whose report names the decision)')
+    .option('--state-dir <dir>', 'ARGUS state folder', defaultStateDir())
+    .option('--json', 'print JSON {proposalId, catalog, forgotten}')
+    .action(async (proposalId: string, o: { sweep: string; stateDir: string; json?: boolean }) => {
+      const store = await openStateStore({
+        stateDir: o.stateDir,
+        stateUrl: process.env.ARGUS_STATE_URL,
+        stateSchema: process.env.ARGUS_STATE_SCHEMA,
+      });
+      try {
+        const r = await forgetDecision(store, o.sweep, proposalId);
+        out(
+          o.json
+            ? JSON.stringify(r)
+            : `Forgot the decision on ${r.proposalId} in ${r.catalog}: ${r.forgotten.length} entities are judged afresh ` +
+                `next sweep (${r.forgotten.slice(0, 5).join(', ')}${r.forgotten.length > 5 ? ', …' : ''})`,
+        );
+      } catch (e) {
+        err(`argus review forget: ${(e as Error).message}`);
+        process.exitCode = EXIT.usage;
+      } finally {
+        await store.close();
+      }
+    });
   review
     .command('steward-token <name>')
     .description(

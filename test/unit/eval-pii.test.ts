@@ -2,7 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { EvalInputError, evaluatePiiFolder, main, renderEvaluationText } from '../../eval/pii';
+import {
+  EvalInputError,
+  evaluatePiiFolder,
+  main,
+  renderEvaluationText,
+  stewardMeasure,
+  type PiiEvaluation,
+} from '../../eval/pii';
 import { convertPublicSchema, PublicSchemaFormatError } from '../../eval/public-schema';
 import { CatalogFile } from '../../domain/catalog';
 
@@ -275,5 +282,46 @@ describe('hold-out for counts, flags, machine addresses and business contacts', 
     expect(result.scored).toBeGreaterThanOrEqual(40);
     expect(result.precision).toBeGreaterThanOrEqual(0.95);
     expect(result.recall).toBeGreaterThanOrEqual(0.95);
+  });
+});
+
+describe('the steward measure: each shape decided once, by its label, per file', () => {
+  const col = (file: string, table: string, column: string, pii: boolean, labelPii: boolean) =>
+    ({
+      file,
+      table,
+      column,
+      pii,
+      category: 'person_name',
+      confidence: 0.9,
+      explanation: 'x',
+      reading: 'thing',
+      label: { pii: labelPii, ambiguous: false },
+      scored: true,
+    }) as unknown as PiiEvaluation['columns'][number];
+  const evaluation = (columns: PiiEvaluation['columns']) => ({ columns }) as unknown as PiiEvaluation;
+
+  test("a rejected shape takes its kind out of what is left; an approved one stays; another file's is its own", () => {
+    const m = stewardMeasure(
+      evaluation([
+        col('a.json', 't1', 'first_name', true, false), // decided: rejected
+        col('a.json', 't2', 'FirstName', true, false), // same shape: rejected by shape
+        col('a.json', 't3', 'first-name', true, true), // same shape, but PII: lost
+        col('a.json', 't4', 'last_name', true, true), // decided: approved
+        col('a.json', 't5', 'last_name', true, true), // left, true
+        col('b.json', 't1', 'first_name', true, true), // another catalog: decided afresh
+        col('b.json', 't2', 'first_name', true, true), // left, true
+        col('a.json', 't6', 'nickname', false, true), // not proposed
+      ]),
+    );
+    expect(m).toEqual({
+      proposals: 7,
+      precisionBefore: 5 / 7,
+      decided: 3,
+      rejectedByShape: 2,
+      remaining: 2,
+      precisionRemaining: 1,
+      truePiiLost: 1,
+    });
   });
 });
