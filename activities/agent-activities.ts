@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { AgentName, EntityFailure, Proposal } from '../domain/proposal';
 import { proposalId } from '../domain/digest';
 import { NO_MODEL_AGENTS, NEEDS_NEIGHBOURS, type AgentFn } from '../judgment/agents';
@@ -62,6 +63,8 @@ export function createAgentActivities(deps: ActivityDeps) {
             // Opt-in: columns the rules leave undecided are sampled here; only counts come back.
             const proposed = new Set(found.flatMap((p) => (p.change.kind === 'pii_tag' ? [p.change.column] : [])));
             const evidence = await sampledEvidence(catalog, e, samplingCandidates(e, proposed), meta.sampleRows);
+            // A table read can take seconds (a dbt process each): the activity says it is alive after each one.
+            Context.current().heartbeat(e.id);
             found.push(...proposeFromSamples(e, evidence));
           }
           for (const { change, evidence } of found) {

@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { Outcome, ProposalChange } from '../domain/proposal';
 import type { ReviewMode } from '../domain/sweep';
 import { inPart, partTag, type PagePart } from '../domain/ids';
@@ -70,14 +71,25 @@ export function createReviewActivities(deps: ActivityDeps) {
       const shapes = proposals.some((p) => p.change.kind === 'pii_tag')
         ? ((await ledger.doc<Record<string, ShapeDecision>>(SHAPE_DECISIONS_DOC)) ?? {})
         : {};
-      for (const p of proposals) {
-        let r = mechanicalReview(p, byId.get(p.entityId), ctx, neighbours);
-        const entity = byId.get(p.entityId);
-        if (meta.sampleRows !== undefined && r.decision === 'rejected' && p.change.kind === 'pii_tag' && entity) {
-          // The gate's own sample of the column (opt-in), never the proposal's account of it.
-          const ev = await sampledEvidence(catalog, entity, [p.change.column], meta.sampleRows);
-          r = confirmBySamples(r, p.change, ev.get(p.change.column));
+      const gated = proposals.map((p) => ({ p, r: mechanicalReview(p, byId.get(p.entityId), ctx, neighbours) }));
+      // The gate's own sample (opt-in) of the columns whose tags it rejected, never the proposal's account of them:
+      // one read per table, whatever the number of its columns.
+      const samples = new Map<string, Awaited<ReturnType<typeof sampledEvidence>>>();
+      if (meta.sampleRows !== undefined) {
+        const columnsOf = new Map<string, Set<string>>();
+        for (const { p, r } of gated)
+          if (r.decision === 'rejected' && p.change.kind === 'pii_tag' && byId.has(p.entityId))
+            (columnsOf.get(p.entityId) ?? columnsOf.set(p.entityId, new Set()).get(p.entityId)!).add(p.change.column);
+        for (const [id, columns] of columnsOf) {
+          samples.set(id, await sampledEvidence(catalog, byId.get(id)!, [...columns], meta.sampleRows));
+          Context.current().heartbeat(id);
         }
+      }
+      for (const { p, r: gate } of gated) {
+        let r = gate;
+        const sampled = samples.get(p.entityId);
+        if (sampled && r.decision === 'rejected' && p.change.kind === 'pii_tag')
+          r = confirmBySamples(r, p.change, sampled.get(p.change.column));
         // A tag of a shape a person rejected is rejected, on their word: the decision is named, and can be taken back.
         const shape = p.change.kind === 'pii_tag' ? piiShapeOf(p.change) : undefined;
         const person = shape !== undefined ? shapes[shape] : undefined;

@@ -129,7 +129,8 @@ export interface CatalogAdapter {
    * Up to `rows` values (an adapter caps it; PostgreSQL at 100) of each of `columns` of one entity, as text, null
    * kept; keyed by the column names given. The values stay in the calling process: never in a result, an error
    * message or a log. Raises CatalogError for an unknown entity or column, or a read the catalog refuses.
-   * Catalogs that hold no data (file, dbt) leave it out.
+   * PostgreSQL reads the database; dbt reads through the project's own dbt (`dbt show`, one process per call); the
+   * file catalog, which holds no data, leaves it out.
    */
   sampleColumnValues?(entityId: string, columns: string[], rows: number): Promise<Map<string, (string | null)[]>>;
 }

@@ -22,7 +22,7 @@ export function createCatalogs(deps: {
   // Async, so a catalog that cannot be opened (a constructor that throws) is a rejected promise like the rest.
   const make = async (ref: CatalogRef): Promise<CatalogAdapter> => {
     if (ref.kind === 'postgres') return new PostgresCatalogAdapter(ref, deps.env);
-    if (ref.kind === 'dbt') return new DbtCatalogAdapter(ref, deps.stateDir);
+    if (ref.kind === 'dbt') return new DbtCatalogAdapter(ref, deps.stateDir, { env: deps.env });
     return openFileCatalog(ref, deps);
   };
   return (ref: CatalogRef) => {

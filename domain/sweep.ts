@@ -181,7 +181,8 @@ export const SweepInput = z
     /**
      * Off unless given: the PII agent and the gate may read up to `rows` values of a column a name cannot
      * settle, in the worker, to match patterns (e-mail, phone, card numbers with their checksum, …). Only
-     * catalogs that hold data (PostgreSQL) can; values never leave the activity: not into Temporal, the
+     * catalogs that hold data can: PostgreSQL, and dbt projects through their own dbt (`dbt show`, one process a
+     * table); values never leave the activity: not into Temporal, the
      * report, the logs or a model prompt — only counts ("19 of 20 sampled values look like e-mail addresses").
      */
     sampleValues: z

@@ -26,6 +26,7 @@ import {
   type DbtProjectRead,
 } from './manifest';
 import { applyChange } from '../entity-repairs';
+import { DEFAULT_SAMPLE_LIMITS, DbtSampleError, dbtShow, sampleQuery, type SampleLimits } from './sample-values';
 import {
   addPiiTag,
   setDescription,
@@ -36,6 +37,16 @@ import {
 } from './yaml-edit';
 
 type DbtRef = Extract<CatalogRef, { kind: 'dbt' }>;
+
+/** Most rows a sample reads, as PostgreSQL's: enough for judgment/pii/value-patterns.ts. */
+const SAMPLE_MAX_ROWS = 100;
+
+export interface DbtAdapterOptions {
+  /** The worker's environment: `ARGUS_DBT` (the dbt executable; `dbt` on PATH without it) and dbt's own DBT_*. */
+  env?: NodeJS.ProcessEnv;
+  /** How long one table's sample may take (sample-values.ts); tests shorten it. */
+  sampleLimits?: SampleLimits;
+}
 
 /** What a YAML write records as its `before`: the text it replaced (null: none) and how to take the edit back. */
 interface DbtBefore {
@@ -86,10 +97,16 @@ export class DbtCatalogAdapter implements CatalogAdapter {
   private read: { version: string; project: DbtProjectRead; name: string } | undefined;
   /** Descriptions ARGUS wrote, by file, node and column: equal to the YAML's text, the text is ARGUS's. */
   private readonly recordFile: string;
+  /**
+   * The samples of this project, one dbt process after another: dbt-duckdb opens the database file for writing, so a
+   * second process at once would find it locked, and each dbt is a Python start and a parse on the worker's cores.
+   */
+  private sampling: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly ref: DbtRef,
     stateDir: string,
+    private readonly options: DbtAdapterOptions = {},
   ) {
     const dir = path.resolve(ref.projectDir);
     this.identity = { kind: 'dbt', key: `dbt:${dir}`, label: `dbt project ${dir}` };
@@ -419,6 +436,60 @@ export class DbtCatalogAdapter implements CatalogAdapter {
       }
     }
     for (const file of touched) await writeText(file, texts.get(file) ?? null);
+    return out;
+  }
+
+  /**
+   * Up to `rows` (at most 100) values of each column, read by one `dbt show --inline` of the node's `ref()` or
+   * `source()` in the project folder, with the profile and target dbt resolves there (sample-values.ts: no log file,
+   * a temporary target folder, two time limits). Text as the warehouse casts it, cut at 512 characters; the first
+   * rows the warehouse returns. Raises CatalogError for an entity or column not in the manifest or a read that
+   * fails, in words that never quote dbt or the database.
+   */
+  async sampleColumnValues(entityId: string, columns: string[], rows: number): Promise<Map<string, (string | null)[]>> {
+    const limit = Number.isFinite(rows) ? Math.max(0, Math.min(SAMPLE_MAX_ROWS, Math.floor(rows))) : 0;
+    const wanted = [...new Set(columns)];
+    const { project } = await this.project();
+    const entity = project.entities.find((e) => e.id === entityId);
+    const loc = project.locations.get(entityId);
+    if (!entity || !loc)
+      throw new CatalogError(`dbt catalog ${this.dir}: no model, seed, snapshot or source ${entityId} to sample`);
+    const byName = new Map(entity.columns.map((c) => [c.name, c]));
+    const unknown = wanted.filter((c) => !byName.has(c));
+    if (unknown.length)
+      throw new CatalogError(
+        `dbt catalog ${this.dir}: ${entityId} has no column ${unknown.map((u) => JSON.stringify(u)).join(', ')} to sample`,
+      );
+    const out = new Map<string, (string | null)[]>(wanted.map((c) => [c, []]));
+    // A column catalog.json does not list for a relation it lists is not in the warehouse (declared in YAML only):
+    // it gets no values, and the table's other columns are still read.
+    const read = wanted.filter((c) => loc.storedColumns === undefined || loc.storedColumns[c] !== undefined);
+    if (limit === 0 || read.length === 0) return out;
+    const sql = sampleQuery(
+      loc.relation,
+      read.map((c) => {
+        const stored = loc.storedColumns?.[c];
+        return { name: stored ?? c, stored: stored !== undefined, type: byName.get(c)!.type };
+      }),
+    );
+    const env = this.options.env ?? process.env;
+    const run = {
+      executable: env.ARGUS_DBT || 'dbt',
+      projectDir: this.dir,
+      partialParse: path.join(path.dirname(path.resolve(this.dir, this.ref.manifest)), 'partial_parse.msgpack'),
+      env,
+      limits: this.options.sampleLimits ?? DEFAULT_SAMPLE_LIMITS,
+    };
+    const show = this.sampling.then(() => dbtShow(run, sql, limit, read.length));
+    this.sampling = show.catch(() => undefined);
+    let values: (string | null)[][];
+    try {
+      values = await show;
+    } catch (err) {
+      if (!(err instanceof DbtSampleError)) throw err;
+      throw new CatalogError(`dbt catalog ${this.dir}: sampling ${entityId}: ${err.message}`);
+    }
+    for (const row of values) read.forEach((c, i) => out.get(c)!.push(row[i] ?? null));
     return out;
   }
 }

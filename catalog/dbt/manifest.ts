@@ -57,7 +57,18 @@ export interface DbtEntityLocation {
   writable: boolean;
   /** Descriptions that are doc blocks (`{{ doc('…') }}`): the node's, and its columns' by name. */
   docBlocks: { node: boolean; columns: string[] };
+  /** How dbt SQL names the node's relation: `ref(package, name, v=version)`, or `source(source, table)`. */
+  relation: DbtNodeRelation;
+  /**
+   * Column names as the warehouse stores them (catalog.json; the YAML's may differ in case), keyed by the entity's
+   * column name; a column absent here is not in the warehouse's relation. Undefined: catalog.json has no entry.
+   */
+  storedColumns: Record<string, string> | undefined;
 }
+
+export type DbtNodeRelation =
+  | { kind: 'ref'; package: string; name: string; version?: string | number }
+  | { kind: 'source'; source: string; table: string };
 
 export interface DbtProjectRead {
   entities: CatalogEntity[];
@@ -318,7 +329,16 @@ export async function readDbtProject(options: ReadDbtProjectOptions): Promise<Db
       continue;
     }
     entities.push(parsed.data);
-    locations.set(id, locate(node, rootProject));
+    const stored = new Map(Object.values(typed?.columns ?? {}).map((c) => [c.name.toLowerCase(), c.name] as const));
+    const storedColumns = typed
+      ? Object.fromEntries(
+          columns.flatMap((c) => {
+            const s = stored.get(c.name.toLowerCase());
+            return s === undefined ? [] : [[c.name, s] as const];
+          }),
+        )
+      : undefined;
+    locations.set(id, { ...locate(node, rootProject), storedColumns });
     fingerprintFacts.set(id, {
       resourceType,
       checksum: node.checksum?.checksum ?? null,
@@ -503,7 +523,7 @@ function piiTags(c: ManifestColumn, tag: string, categoryKey: string): PiiTag[] 
   ];
 }
 
-function locate(node: ManifestNode, rootProject: string | undefined): DbtEntityLocation {
+function locate(node: ManifestNode, rootProject: string | undefined): Omit<DbtEntityLocation, 'storedColumns'> {
   const resourceType = node.resource_type as DbtResourceType;
   const yamlNode: DbtYamlNode =
     resourceType === 'source'
@@ -530,6 +550,15 @@ function locate(node: ManifestNode, rootProject: string | undefined): DbtEntityL
       node: (node.doc_blocks ?? []).length > 0 || DOC_CALL.test(node.description ?? ''),
       columns: docColumns,
     },
+    relation:
+      resourceType === 'source'
+        ? { kind: 'source', source: node.source_name ?? '', table: node.name }
+        : {
+            kind: 'ref',
+            package: node.package_name,
+            name: node.name,
+            ...(node.version !== null && node.version !== undefined ? { version: node.version } : {}),
+          },
   };
 }
 

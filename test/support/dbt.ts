@@ -1,7 +1,7 @@
 // Real dbt for tests: the dbt that scripts/ensure-dbt.sh provisions, run on a writable copy of the
 // jaffle_shop project from ../shared/testdata (the source is read-only and never touched).
 import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
@@ -108,4 +108,38 @@ export async function dbtQuery(dir: string, sql: string): Promise<Record<string,
     if (event.data?.preview !== undefined) return JSON.parse(event.data.preview) as Record<string, unknown>[];
   }
   throw new Error(`dbt show printed no preview:\n${r.output.slice(-4000)}`);
+}
+
+export interface CountingDbt {
+  /** An executable for ARGUS_DBT: it notes each call, then runs the real dbt with the same arguments. */
+  executable: string;
+  /** One entry per call so far, in order: the subcommand and the `--inline` query (no values are in either). */
+  calls(): { command: string; inline: string }[];
+}
+
+/** A dbt that counts its invocations (real dbt underneath): for tests that bound how often ARGUS runs dbt. */
+export function countingDbt(dir: string): CountingDbt {
+  const executable = path.join(dir, 'dbt-counted');
+  const record = path.join(dir, 'dbt-calls.jsonl');
+  writeFileSync(record, '');
+  writeFileSync(
+    executable,
+    [
+      '#!/usr/bin/env bash',
+      'inline=""; prev=""',
+      'for a in "$@"; do [[ $prev == --inline ]] && inline=$a; prev=$a; done',
+      `python3 -c 'import json,sys; print(json.dumps({"command": sys.argv[1], "inline": sys.argv[2]}))' "$1" "$inline" >> ${JSON.stringify(record)}`,
+      `exec ${JSON.stringify(dbtExecutable())} "$@"`,
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  return {
+    executable,
+    calls: () =>
+      readFileSync(record, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as { command: string; inline: string }),
+  };
 }

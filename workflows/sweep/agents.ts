@@ -43,7 +43,12 @@ export class Agents {
       if (cfg.agentBackend === 'model') return this.runModelAgent(pageIndex, ids, agent);
       try {
         const r = await catalogActivities.runAgent.executeWithOptions(
-          { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: ${agent} on ${loaded} entities` },
+          {
+            ...CATALOG_OPTIONS,
+            // Sampling values reads every table of the page (for dbt, a dbt process each): more time, heartbeats.
+            ...(cfg.sampleValues && agent === 'pii-classifier' ? { startToCloseTimeout: '30 minutes' } : {}),
+            summary: `page ${pageIndex}: ${agent} on ${loaded} entities`,
+          },
           [{ ledgerKey: state.ledgerKey, pageIndex, ...(ids.length > 0 ? { ids } : {}), agent }],
         );
         this.sweep.noteFailures(r.failureCount ?? r.failures.length);
