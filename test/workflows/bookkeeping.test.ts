@@ -18,7 +18,7 @@ function smallCatalog(name: string): string {
   return file;
 }
 
-/** Start a sweep whose PII tags wait for people, and return once they wait (the writes of the pages are done). */
+/** Start a sweep whose PII tags wait for people, and return once it waits (its pages and passes are done). */
 async function startParked(file: string) {
   const id = uniqueId('sweep/bookkeeping');
   const h = await w.client.workflow.start('sweepWorkflow', {
@@ -26,12 +26,14 @@ async function startParked(file: string) {
     workflowId: id,
     args: [{ catalog: { kind: 'file', path: file }, humanReview: { kinds: ['pii_tag'], deadline: '10m' } }],
   });
+  // Every page written and every pass done: the sweep waits for people only.
   for (let i = 0; i < 150; i++) {
+    const phase = (await h.query<{ phase: string }>('progress')).phase;
     const pending = await h.query<PendingReview[]>('pendingReviews');
-    if (pending.length > 0) return { id, h, pending };
+    if (phase === 'awaiting_review' && pending.length > 0) return { id, h, pending };
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error('no proposals became pending');
+  throw new Error('the sweep never came to wait for people');
 }
 
 /** The file store's folder of the sweep's one run (its meta names the sweep). */
@@ -128,4 +130,34 @@ test('a report that cannot be built at all: the sweep completes partial with its
   expect(report.notRecorded).toEqual(expect.arrayContaining(['the memory']));
   const memo = (await h.describe()).memo as { summary?: { verdict?: string } };
   expect(memo.summary?.verdict).toBe('PARTIAL');
+}, 120_000);
+
+test('a later pass whose detection fails: the sweep completes with its writes, and says the next sweep judges the rest', async () => {
+  const file = copyCatalog(DEMO_CATALOG, path.join(w.tw.stateDir, 'bookkeeping', 'no-detection', 'catalog.json'));
+  const id = uniqueId('sweep/bookkeeping');
+  // Pages of ten, one at a time: the first pass takes long enough to damage what the next pass's detection reads.
+  const h = await w.client.workflow.start('sweepWorkflow', {
+    taskQueue: w.tw.taskQueue,
+    workflowId: id,
+    args: [{ catalog: { kind: 'file', path: file }, pageSize: 10, concurrency: 1 }],
+  });
+  let damaged = false;
+  for (let i = 0; i < 500 && !damaged; i++) {
+    try {
+      const doc = path.join(ledgerDirOf(id), 'docs', 'fingerprints-0.json');
+      readFileSync(doc);
+      writeFileSync(doc, '{"raw.customers": "');
+      damaged = true;
+    } catch {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  expect(damaged).toBe(true);
+  const report = (await h.result()) as SweepReport;
+  expect((await h.describe()).status.name).toBe('COMPLETED');
+  expect(report.written).toBeGreaterThan(0);
+  expect(report.incremental!.rounds).toBe(1);
+  expect(report.incremental!.note).toMatch(
+    /what this sweep's writes changed could not be detected .*next sweep judges it/,
+  );
 }, 120_000);

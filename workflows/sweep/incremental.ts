@@ -88,10 +88,21 @@ export async function nextPass(sweep: Sweep): Promise<boolean> {
   }
   // The pass just finished: its pages' PII readings after their evidence writes count (pageFixedPoint).
   const passPages: [number, number] = [inc.rounds[round - 1]!.firstPage, state.pageCount];
-  const d = await catalogActivities.detectChanges.executeWithOptions(
-    { ...REPORT_OPTIONS, summary: `pass ${round + 1}: what this sweep's writes changed` },
-    [{ ledgerKey: state.ledgerKey, round, ...(patched('page-fixed-point-v1') ? { passPages } : {}) }],
-  );
+  let d: Awaited<ReturnType<typeof catalogActivities.detectChanges>>;
+  try {
+    d = await catalogActivities.detectChanges.executeWithOptions(
+      { ...REPORT_OPTIONS, summary: `pass ${round + 1}: what this sweep's writes changed` },
+      [{ ledgerKey: state.ledgerKey, round, ...(patched('page-fixed-point-v1') ? { passPages } : {}) }],
+    );
+  } catch (err) {
+    // The writes stand: a later pass is what the sweep could not start, and the next sweep judges what they changed.
+    if (!patched('pass-detection-failure-v1')) throw err;
+    const f = failureOf(err);
+    const note = `what this sweep's writes changed could not be detected (${f.message.slice(0, 300)}): the next sweep judges it`;
+    inc.summary.note = inc.summary.note ? `${inc.summary.note}; ${note}` : note;
+    inc.writtenAtRoundStart = state.counts.written;
+    return false;
+  }
   inc.writtenAtRoundStart = state.counts.written;
   if (d.toJudge === 0) return false;
   // At most `maxPasses` passes (default 3): what the last one's writes changed is counted as unsettled and
