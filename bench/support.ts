@@ -1,5 +1,5 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { chownSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 
@@ -22,10 +22,18 @@ export function temporalCli(): string {
   }).trim();
 }
 
-/** A throwaway dev server (in-memory SQLite) with ARGUS's search attributes, for one bench run. */
-export async function startDevServer(): Promise<{ address: string; pid: number; stop(): Promise<void> }> {
+/**
+ * A throwaway dev server with ARGUS's search attributes, for one bench run: in-memory SQLite, or `dbFile` (on
+ * `port`), which a server started again on the same file and port carries on from. `kill9`: SIGKILL, as a crash.
+ */
+export async function startDevServer(opts: { dbFile?: string; port?: number } = {}): Promise<{
+  address: string;
+  pid: number;
+  stop(): Promise<void>;
+  kill9(): Promise<void>;
+}> {
   const cli = temporalCli();
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const uiPort = await freePort();
   const child = spawn(
     cli,
@@ -46,6 +54,7 @@ export async function startDevServer(): Promise<{ address: string; pid: number; 
       'ArgusCatalog=Keyword',
       '--search-attribute',
       'ArgusMode=Keyword',
+      ...(opts.dbFile ? ['--db-filename', opts.dbFile] : []),
     ],
     { stdio: 'ignore', detached: true },
   );
@@ -70,6 +79,12 @@ export async function startDevServer(): Promise<{ address: string; pid: number; 
     address,
     pid: child.pid!,
     stop: () => killTree(child),
+    kill9: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        process.kill(-child.pid!, 'SIGKILL');
+      }),
   };
 }
 
@@ -131,6 +146,8 @@ export async function startBenchWorker(opts: {
   stateUrl?: string;
   env?: Record<string, string>;
   nodeFlags?: string[];
+  /** An open file its logs (stderr) go to; absent: this process's stderr. */
+  logFd?: number;
 }): Promise<ChildProcess> {
   const worker = spawn(process.execPath, [...(opts.nodeFlags ?? []), path.join(ROOT, 'dist', 'worker', 'main.js')], {
     env: {
@@ -141,7 +158,7 @@ export async function startBenchWorker(opts: {
       ARGUS_STATE_URL: opts.stateUrl ?? '',
       ...opts.env,
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', opts.logFd ?? 'inherit'],
     detached: true,
   });
   await new Promise<void>((resolve, reject) => {
@@ -162,4 +179,84 @@ export function pageFixedPointArg(): { pageFixedPoint?: boolean } {
   const v = process.argv[i + 1];
   if (v !== 'on' && v !== 'off') throw new Error('--page-fixed-point: on or off');
   return { pageFixedPoint: v === 'on' };
+}
+
+/**
+ * A PostgreSQL server for a bench that stops and starts again on the same data folder and port (the tests' servers,
+ * test/support/postgres.ts, are removed when they stop). Binaries from scripts/ensure-postgres.sh; as root the
+ * server runs as `nobody`, as there. `crash()`: an immediate shutdown (SIGQUIT: the server and every backend go at
+ * once, recovery on the next start); `start()` again; `destroy()` stops it and removes its folder.
+ */
+export async function startRestartablePostgres(): Promise<{
+  url: string;
+  crash(): Promise<void>;
+  start(): Promise<void>;
+  destroy(): Promise<void>;
+  /** At once, without waiting (a process exiting): SIGQUIT and the folder removed. */
+  destroyNow(): void;
+}> {
+  const { postgresBinDir } = await import('../test/support/postgres');
+  const { Client } = await import('pg');
+  const bin = postgresBinDir();
+  const asRoot = process.getuid?.() === 0;
+  const id = (flag: string) => execFileSync('id', [flag, 'nobody'], { encoding: 'utf8' }).trim();
+  const prefix = asRoot ? ['setpriv', `--reuid=${id('-u')}`, `--regid=${id('-g')}`, '--clear-groups', '--'] : [];
+  const dir = mkdtempSync(path.join('/tmp', 'argus-bench-pg-'));
+  if (asRoot) chownSync(dir, Number(id('-u')), Number(id('-g')));
+  const data = path.join(dir, 'data');
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PG')));
+  const run = (tool: string, args: string[]) => {
+    const [exe, ...rest] = [...prefix, path.join(bin, tool), ...args];
+    return { exe: exe!, rest };
+  };
+  const init = run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C']);
+  execFileSync(init.exe, init.rest, { cwd: dir, env: { ...env, LC_ALL: 'C' }, stdio: 'ignore' });
+  const port = await freePort();
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  let server: ChildProcess | undefined;
+  const accepts = async () => {
+    const c = new Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+    try {
+      await c.connect();
+      await c.query('select 1');
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await c.end().catch(() => undefined);
+    }
+  };
+  const start = async () => {
+    const pg = run('postgres', ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1']);
+    const log = openSync(path.join(dir, 'server.log'), 'a');
+    server = spawn(pg.exe, pg.rest, { cwd: dir, env, detached: true, stdio: ['ignore', log, log] });
+    closeSync(log);
+    const started = Date.now();
+    while (!(await accepts())) {
+      if (server.exitCode !== null) throw new Error(`postgres exited: see ${path.join(dir, 'server.log')}`);
+      if (Date.now() - started > 60_000) throw new Error('postgres did not accept connections within 60 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const signal = (sig: NodeJS.Signals) =>
+    new Promise<void>((resolve) => {
+      const s = server;
+      if (!s || s.exitCode !== null || s.signalCode !== null) return resolve();
+      s.once('exit', () => resolve());
+      s.kill(sig);
+    });
+  await start();
+  return {
+    url,
+    crash: () => signal('SIGQUIT'),
+    start,
+    destroy: async () => {
+      await signal('SIGINT');
+      rmSync(dir, { recursive: true, force: true });
+    },
+    destroyNow: () => {
+      server?.kill('SIGQUIT');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -531,6 +531,26 @@ interface Queue {
 // One writer at a time inside this process (with group commit); the lock file covers other processes.
 const queues = new Map<string, Queue>();
 
+/** The new file a commit writes beside the catalog before renaming it into place. */
+const tempFileOf = (file: string) => `${file}.${process.pid}.${Date.now()}.tmp`;
+// Catalogs whose folder this process cleared of leftovers (once each: a later leftover is the next process's).
+const cleared = new Set<string>();
+
+/**
+ * Remove what killed commits left beside the catalog: their new files (a whole copy of the catalog each), never
+ * renamed. Called holding the catalog's lock: every commit writes its file holding it, so one found then is no
+ * live writer's.
+ */
+async function removeCommitLeftovers(file: string): Promise<void> {
+  if (cleared.has(file)) return;
+  cleared.add(file);
+  const base = path.basename(file);
+  const dir = path.dirname(file);
+  for (const name of await fs.readdir(dir).catch(() => [] as string[]))
+    if (name.startsWith(base) && /^\.\d+\.\d+\.tmp$/.test(name.slice(base.length)))
+      await fs.rm(path.join(dir, name), { force: true }).catch(() => undefined);
+}
+
 const COPY_CHUNK = 1 << 20;
 
 function readAt(fd: number, buf: Buffer, offset: number, length: number, position: number): Promise<number> {
@@ -865,6 +885,7 @@ export class FileCatalogStore implements CatalogStore {
   private async commit(batch: Waiter[]): Promise<unknown[]> {
     const release = await acquireLock(`${this.file}.lock`);
     try {
+      await removeCommitLeftovers(this.file);
       const { p, from } = await this.current();
       try {
         return await this.commitTo(p, from, batch);
@@ -912,7 +933,7 @@ export class FileCatalogStore implements CatalogStore {
       return results;
     }
     const changed = [...texts].sort((a, b) => a[0] - b[0]);
-    const tmp = `${this.file}.${process.pid}.${Date.now()}.tmp`;
+    const tmp = tempFileOf(this.file);
     p.committing = true;
     let out = -1;
     try {

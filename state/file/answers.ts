@@ -1,12 +1,14 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ANSWER_MAX_CHARS, ANSWERS_KEPT, type AnswerBook, type RememberedAnswer } from '../store';
-import { readJson, writeFileAtomic } from './fs';
+import { readJson, removeLeftovers, writeFileAtomic } from './fs';
 
 /** How many answers this process keeps between two counts of the folder (a count lists every shard). */
 const KEEPS_BETWEEN_COUNTS = 2000;
 
 const DIGEST = /^[0-9a-f]{16,64}$/;
+/** A kept answer's file name: its digest, `.json`. */
+const DIGEST_FILE = /^[0-9a-f]{16,64}\.json$/;
 
 /**
  * The file store's answers: `<state>/answers/<first two hex digits>/<digest>.json`, one small file each, written
@@ -23,9 +25,10 @@ export function fileAnswers(stateDir: string, kept = ANSWERS_KEPT): AnswerBook {
     const files: string[] = [];
     for (const s of shards) {
       if (!/^[0-9a-f]{2}$/.test(s)) continue;
-      // Only finished answers: a killed write's temporary file is left to its own shard's next count.
-      for (const f of await fs.readdir(path.join(root, s)).catch(() => [] as string[]))
-        if (f.endsWith('.json')) files.push(path.join(root, s, f));
+      // Only finished answers count; a killed write's temporary file goes once it is old enough to be a leftover.
+      const names = await fs.readdir(path.join(root, s)).catch(() => [] as string[]);
+      await removeLeftovers(path.join(root, s), names);
+      for (const f of names) if (DIGEST_FILE.test(f)) files.push(path.join(root, s, f));
     }
     if (files.length <= kept) return;
     const aged = await Promise.all(

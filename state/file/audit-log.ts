@@ -1,8 +1,9 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { catalogKey } from '../../domain/ids';
 import { digest64 } from '../../domain/digest';
 import type { CatalogIdentity } from '../../catalog/adapter';
+import { storeFault } from '../fault-points';
 import { auditPageKey, type AppliedBy, type AuditEntry, type AuditTrail } from '../store';
 
 /** One audit log per catalog: named after the catalog, keyed by its identity (for a file, its absolute path). */
@@ -56,6 +57,8 @@ export class AuditLog implements AuditTrail {
             .map((e) => (typeof e === 'string' ? e : JSON.stringify(e)) + '\n')
             .join(''),
         );
+        // A kill inside this write(): half the slice's bytes reach the file, the last of its lines torn.
+        if (i === 0) storeFault('audit-append', () => writeSync(fh.fd, slice, 0, slice.length >> 1));
         const { bytesWritten } = await fh.write(slice);
         if (bytesWritten !== slice.length)
           throw new Error(`audit log ${this.file}: wrote ${bytesWritten} of ${slice.length} bytes (disk full?)`);

@@ -1,12 +1,41 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { storeFault, type StoreFaultPoint } from '../fault-points';
 
 // Folders this process has made or found: a ledger writes many files into each page's folder, and a mkdir per
 // write was a tenth of a model sweep's file-store time. Bounded; a folder removed since is made again on ENOENT.
 const MADE_DIRS_KEPT = 4096;
 const madeDirs = new Set<string>();
 
-export async function writeFileAtomic(file: string, data: string): Promise<void> {
+/**
+ * The name writeFileAtomic gives a file before it is renamed into place: `<name>.<pid>.<random>.tmp`. Nothing
+ * ARGUS reads ends in `.tmp`, so a kill between the write and the rename leaves a file no reader takes for a record.
+ */
+const TEMP = /\.\d+\.[0-9a-z]+\.tmp$/;
+export const isTempName = (name: string): boolean => TEMP.test(name);
+
+/**
+ * Which of `names` are temporary files of the file named `base`: `<base>.<pid>.<random>[.<what>].tmp`, as
+ * writeFileAtomic and the report's spool name theirs.
+ */
+export function tempFilesOf(base: string, names: readonly string[]): string[] {
+  return names.filter(
+    (n) => n.startsWith(`${base}.`) && /^\d+\.[0-9a-z]+(\.[a-z]+)?\.tmp$/.test(n.slice(base.length + 1)),
+  );
+}
+
+/**
+ * A leftover is a temporary file older than this: no write of a state file takes a second, so one this old
+ * belongs to a process that died between its write and its rename (or one stopped so long its attempt has
+ * been retried elsewhere). Removing it then costs that process a failed rename, and so a retry, at worst.
+ */
+export const LEFTOVER_AGE_MS = 15 * 60 * 1000;
+
+/**
+ * Write `file` whole or not at all: a temporary file, then a rename. `fault` names the store's fault point
+ * between the two (state/fault-points.ts); a kill there leaves the temporary file half written.
+ */
+export async function writeFileAtomic(file: string, data: string, fault?: StoreFaultPoint): Promise<void> {
   const dir = path.dirname(file);
   if (!madeDirs.has(dir)) {
     await fs.promises.mkdir(dir, { recursive: true });
@@ -22,14 +51,30 @@ export async function writeFileAtomic(file: string, data: string): Promise<void>
     await fs.promises.mkdir(dir, { recursive: true });
     await fs.promises.writeFile(tmp, data);
   }
+  if (fault) storeFault(fault, () => fs.truncateSync(tmp, Math.floor(Buffer.byteLength(data) / 2)));
   await fs.promises.rename(tmp, file);
 }
 
+/** A JSON file, or undefined when it is not there (nor the folder it would be in). */
 export async function readJson<T>(file: string): Promise<T | undefined> {
   try {
     return JSON.parse(await fs.promises.readFile(file, 'utf8')) as T;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
     throw e;
+  }
+}
+
+/**
+ * Remove the leftovers among `names` (a listing of `dir`): temporary files older than LEFTOVER_AGE_MS. Costs
+ * nothing while a folder holds none; a file that went meanwhile is no error.
+ */
+export async function removeLeftovers(dir: string, names: readonly string[], now = Date.now()): Promise<void> {
+  for (const name of names) {
+    if (!isTempName(name)) continue;
+    const file = path.join(dir, name);
+    const st = await fs.promises.stat(file).catch(() => undefined);
+    if (st?.isFile() && now - st.mtimeMs > LEFTOVER_AGE_MS) await fs.promises.rm(file, { force: true });
   }
 }

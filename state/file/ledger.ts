@@ -13,7 +13,7 @@ import {
 } from '../store';
 import { byRound, mergeOutcomes, mergeWrites } from '../ledger-merge';
 import { safeName } from '../safe-name';
-import { readJson, writeFileAtomic } from './fs';
+import { isTempName, readJson, removeLeftovers, tempFilesOf, writeFileAtomic } from './fs';
 
 const PROPOSAL_PAGES_KEPT = 16;
 const proposalCache = new Map<string, { signature: string; proposals: readonly Proposal[] }>();
@@ -38,6 +38,11 @@ export class FileLedger implements SweepLedger {
     this.dir = path.join(stateDir, 'sweeps', safeName(ledgerKey));
   }
 
+  /** Every record of the ledger is written whole, through this: its fault point is the ledger's. */
+  private put(file: string, data: string): Promise<void> {
+    return writeFileAtomic(file, data, 'ledger-write');
+  }
+
   private page(n: number, file: string): string {
     return path.join(this.dir, 'pages', String(n).padStart(6, '0'), file);
   }
@@ -46,7 +51,7 @@ export class FileLedger implements SweepLedger {
   }
 
   writeMeta(m: SweepMeta): Promise<void> {
-    return writeFileAtomic(path.join(this.dir, 'meta.json'), JSON.stringify(m, null, 2));
+    return this.put(path.join(this.dir, 'meta.json'), JSON.stringify(m, null, 2));
   }
   async meta(): Promise<SweepMeta> {
     const m = await readJson<SweepMeta>(path.join(this.dir, 'meta.json'));
@@ -55,7 +60,7 @@ export class FileLedger implements SweepLedger {
   }
 
   writeProposals(n: number, agent: string, proposals: Proposal[]): Promise<void> {
-    return writeFileAtomic(this.page(n, `proposals-${safeName(agent)}.json`), JSON.stringify(proposals));
+    return this.put(this.page(n, `proposals-${safeName(agent)}.json`), JSON.stringify(proposals));
   }
   /**
    * The gate, the write and the report each read a page's proposals: the parsed list is kept for recent pages
@@ -82,7 +87,7 @@ export class FileLedger implements SweepLedger {
 
   /** One file per writer, so parallel reviewers never race on one file; the stage is stored inside it. */
   async putOutcomes(n: number, stage: OutcomeStage, tag: string, outcomes: Outcome[]): Promise<void> {
-    await writeFileAtomic(this.page(n, `outcomes-${safeName(tag)}.json`), JSON.stringify({ stage, tag, outcomes }));
+    await this.put(this.page(n, `outcomes-${safeName(tag)}.json`), JSON.stringify({ stage, tag, outcomes }));
   }
   async outcomes(n: number): Promise<Outcome[]> {
     const dir = this.pageDir(n);
@@ -97,7 +102,7 @@ export class FileLedger implements SweepLedger {
 
   writeIntent(n: number, lines: string[], round = 0): Promise<void> {
     // The records come serialised: the same text then goes to the audit log (serialised once).
-    return writeFileAtomic(this.page(n, `write-intent${roundSuffix(round)}.json`), `[${lines.join(',')}]`);
+    return this.put(this.page(n, `write-intent${roundSuffix(round)}.json`), `[${lines.join(',')}]`);
   }
   async intent(n: number): Promise<WriteRecord[]> {
     const files = recordsNamed(await this.list(n).catch(() => [] as string[]), 'write-intent');
@@ -108,7 +113,7 @@ export class FileLedger implements SweepLedger {
   }
 
   writeWrites(n: number, w: PageWrites, round = 0): Promise<void> {
-    return writeFileAtomic(this.page(n, `writes${roundSuffix(round)}.json`), JSON.stringify(w));
+    return this.put(this.page(n, `writes${roundSuffix(round)}.json`), JSON.stringify(w));
   }
   writes(n: number, round = 0): Promise<PageWrites | undefined> {
     return readJson<PageWrites>(this.page(n, `writes${roundSuffix(round)}.json`));
@@ -124,14 +129,14 @@ export class FileLedger implements SweepLedger {
   }
 
   writeStats(n: number, when: 'before' | 'after', stats: CatalogStats): Promise<void> {
-    return writeFileAtomic(this.page(n, `stats-${when}.json`), JSON.stringify(stats));
+    return this.put(this.page(n, `stats-${when}.json`), JSON.stringify(stats));
   }
   stats(n: number, when: 'before' | 'after'): Promise<CatalogStats | undefined> {
     return readJson<CatalogStats>(this.page(n, `stats-${when}.json`));
   }
 
   writePageIds(n: number, ids: string[]): Promise<void> {
-    return writeFileAtomic(this.page(n, 'ids.json'), JSON.stringify(ids));
+    return this.put(this.page(n, 'ids.json'), JSON.stringify(ids));
   }
   async pageIds(n: number): Promise<string[]> {
     const ids = await readJson<string[]>(this.page(n, 'ids.json'));
@@ -139,19 +144,26 @@ export class FileLedger implements SweepLedger {
     return ids;
   }
 
-  /** The files of a page folder; a folder that is not there is missing state, any other error is itself. */
+  /**
+   * The files of a page folder; a folder that is not there is missing state, any other error is itself. A killed
+   * write's temporary file is in the listing (each reader takes only its records, recordsNamed) and is removed
+   * once it is old enough to be surely a leftover.
+   */
   private async list(n: number): Promise<string[]> {
     const dir = this.pageDir(n);
+    let files: string[];
     try {
-      return await fs.readdir(dir);
+      files = await fs.readdir(dir);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new SweepStateMissing(`page ${n} of the sweep`, dir);
       throw e;
     }
+    if (files.some(isTempName)) await removeLeftovers(dir, files);
+    return files;
   }
 
   writeCalls(n: number, tag: string, calls: ModelCallRecord[]): Promise<void> {
-    return writeFileAtomic(this.page(n, `calls-${safeName(tag)}.json`), JSON.stringify(calls));
+    return this.put(this.page(n, `calls-${safeName(tag)}.json`), JSON.stringify(calls));
   }
   async calls(n: number): Promise<ModelCallRecord[]> {
     const files = recordsNamed(await this.list(n).catch(() => [] as string[]), 'calls-');
@@ -161,7 +173,7 @@ export class FileLedger implements SweepLedger {
   }
 
   writeFailures(n: number, stage: string, failures: EntityFailure[]): Promise<void> {
-    return writeFileAtomic(this.page(n, `failures-${safeName(stage)}.json`), JSON.stringify(failures));
+    return this.put(this.page(n, `failures-${safeName(stage)}.json`), JSON.stringify(failures));
   }
   async failures(n: number): Promise<EntityFailure[]> {
     const files = recordsNamed(await this.list(n).catch(() => [] as string[]), 'failures-');
@@ -172,9 +184,10 @@ export class FileLedger implements SweepLedger {
 
   async pageNumbers(): Promise<number[]> {
     try {
+      // Page folders only (six or more digits): nothing else in `pages/` is a page.
       return (await fs.readdir(path.join(this.dir, 'pages')))
+        .filter((name) => /^\d{6,}$/.test(name))
         .map(Number)
-        .filter(Number.isFinite)
         .sort((a, b) => a - b);
     } catch {
       return [];
@@ -182,14 +195,14 @@ export class FileLedger implements SweepLedger {
   }
 
   writeSelection(ids: string[]): Promise<void> {
-    return writeFileAtomic(path.join(this.dir, 'selection.json'), JSON.stringify(ids));
+    return this.put(path.join(this.dir, 'selection.json'), JSON.stringify(ids));
   }
   selection(): Promise<string[] | undefined> {
     return readJson<string[]>(path.join(this.dir, 'selection.json'));
   }
 
   writeDoc(name: string, value: unknown): Promise<void> {
-    return writeFileAtomic(path.join(this.dir, 'docs', `${safeName(name)}.json`), JSON.stringify(value));
+    return this.put(path.join(this.dir, 'docs', `${safeName(name)}.json`), JSON.stringify(value));
   }
   doc<T>(name: string): Promise<T | undefined> {
     return readJson<T>(path.join(this.dir, 'docs', `${safeName(name)}.json`));
@@ -198,8 +211,13 @@ export class FileLedger implements SweepLedger {
   reportFile(): string {
     return path.join(this.dir, 'report.json');
   }
-  publishReport(): Promise<void> {
-    return Promise.resolve(); // assembled in place
+  /**
+   * The report is assembled in place; what an attempt killed while assembling it left beside it (its spool, its
+   * unrenamed file) goes now: an attempt still running beside this one has been superseded by it.
+   */
+  async publishReport(): Promise<void> {
+    const names = await fs.readdir(this.dir).catch(() => [] as string[]);
+    for (const f of tempFilesOf('report.json', names)) await fs.rm(path.join(this.dir, f), { force: true });
   }
   reportLocation(): string {
     return this.reportFile();

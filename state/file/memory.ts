@@ -23,6 +23,7 @@ export function fileMemory(stateDir: string, lock: <T>(key: string, fn: () => Pr
         await writeFileAtomic(
           file(key),
           JSON.stringify(applyMemoryUpdate(r.status === 'ok' ? r.doc : undefined, key, u)),
+          'memory-write',
         );
       }),
     forget: (key, ids) =>
@@ -30,7 +31,7 @@ export function fileMemory(stateDir: string, lock: <T>(key: string, fn: () => Pr
         const r = await load(key);
         if (r.status !== 'ok') return;
         for (const id of ids) delete r.doc.entities[id];
-        await writeFileAtomic(file(key), JSON.stringify(r.doc));
+        await writeFileAtomic(file(key), JSON.stringify(r.doc), 'memory-write');
       }),
   };
 }

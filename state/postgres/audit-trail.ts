@@ -1,4 +1,5 @@
 import { auditPageKey, type AppliedBy, type AuditEntry, type AuditTrail, type WriteRecord } from '../store';
+import { storeFault } from '../fault-points';
 import { inTransaction, type PgConnection } from './connection';
 
 const APPEND_ROWS = 2000;
@@ -51,6 +52,8 @@ export class PgAuditTrail implements AuditTrail {
             [this.key, pages],
           );
       }
+      // Inserted, not committed: a worker killed here leaves nothing (the server rolls the transaction back).
+      storeFault('audit-append');
     });
   }
 

@@ -16,6 +16,7 @@ import {
 } from '../store';
 import { byRound, mergeOutcomes, mergeWrites } from '../ledger-merge';
 import { safeName } from '../safe-name';
+import { storeFault } from '../fault-points';
 import type { PgConnection } from './connection';
 
 const PROPOSAL_PAGES_KEPT = 16;
@@ -44,6 +45,8 @@ export class PgLedger implements SweepLedger {
        on conflict (ledger_key, page, name) do update set body = excluded.body`,
       [this.ledgerKey, n, name, body],
     );
+    // Stored: a worker killed here never hears so, and its retry writes the same record again.
+    storeFault('ledger-write');
   }
   private async get<T>(n: number, name: string): Promise<T | undefined> {
     const { rows } = await this.pool.query<{ body: string }>(
@@ -194,7 +197,7 @@ export class PgLedger implements SweepLedger {
   }
 
   reportFile(): string {
-    return path.join(os.tmpdir(), `argus-report-${safeName(this.ledgerKey)}-${process.pid}.json`);
+    return path.join(os.tmpdir(), reportFileName(this.ledgerKey, process.pid));
   }
   async publishReport(file: string): Promise<void> {
     try {
@@ -205,9 +208,25 @@ export class PgLedger implements SweepLedger {
       );
     } finally {
       await fsp.rm(file, { force: true });
+      await removeReportLeftovers(this.ledgerKey);
     }
   }
   reportLocation(): string {
     return `${this.store.where}, table ${this.t.reports}, ledger_key '${this.ledgerKey}'`;
   }
+}
+
+const reportFileName = (ledgerKey: string, pid: number) => `argus-report-${safeName(ledgerKey)}-${pid}.json`;
+
+/**
+ * What report attempts of this sweep run killed on this host left in the temporary folder: their report files
+ * (never published) and those files' own temporary files. Removed once the report is published: an attempt still
+ * running then has been superseded by the one that published.
+ */
+async function removeReportLeftovers(ledgerKey: string): Promise<void> {
+  const dir = os.tmpdir();
+  const head = `argus-report-${safeName(ledgerKey)}-`;
+  for (const name of await fsp.readdir(dir).catch(() => [] as string[]))
+    if (name.startsWith(head) && /^\d+\.json(\.\d+\.[0-9a-z]+(\.[a-z]+)?\.tmp)?$/.test(name.slice(head.length)))
+      await fsp.rm(path.join(dir, name), { force: true });
 }

@@ -1,4 +1,5 @@
 import { MEMORY_VERSION, type MemoryBook, type MemoryEntry, type MemoryRead } from '../memory';
+import { storeFault } from '../fault-points';
 import { inTransaction, type PgConnection } from './connection';
 
 /** Memory in PostgreSQL: one header row per catalog (format version, judgment key), one row per entity. */
@@ -69,6 +70,7 @@ export function pgMemory(db: PgConnection): MemoryBook {
             [key, slice.map(([id]) => id), slice.map(([, e]) => JSON.stringify(e))],
           );
         }
+        storeFault('memory-write');
       }),
     forget: async (key, ids) => {
       await db.pool.query(`delete from ${db.schema}.memory_entities where catalog_key = $1 and entity_id = any($2)`, [

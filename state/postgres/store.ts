@@ -36,9 +36,14 @@ export async function openPgStateStore(url: string, opts: { schema?: string; poo
   const pool = new Pool({ connectionString: url, max: opts.poolSize ?? 8, connectionTimeoutMillis: 10_000 });
   // Lock waits hold a connection each: their own pool, so a lock holder never waits for a connection they hold.
   const lockPool = new Pool({ connectionString: url, max: 32, connectionTimeoutMillis: 10_000 });
-  // An idle connection the server closes must not take the worker down; the next query reconnects.
-  pool.on('error', () => undefined);
-  lockPool.on('error', () => undefined);
+  // A connection the server closes must not take the worker down; the next query reconnects. The pools listen
+  // on their idle clients only: a client held outside a query (a transaction between statements, a fleet lock, a
+  // model-call slot) has no listener of its own, and the 'error' its connection emits when the server goes would
+  // end the process. Each client gets one for its life; what was using it fails on its next statement instead.
+  for (const p of [pool, lockPool]) {
+    p.on('error', () => undefined);
+    p.on('connect', (client) => client.on('error', () => undefined));
+  }
   let id: string;
   try {
     id = await migrate(pool, schema);

@@ -1,6 +1,7 @@
 // Faults on purpose, on real processes: a worker killed with SIGKILL right after the catalog file is replaced
-// and before its audit lines, a worker killed while the agents run, and the Temporal server killed and
-// restarted on its SQLite file. Each run is compared with an uninterrupted sweep of the same catalog.
+// and before its audit lines, while the agents run, inside a ledger write, inside the audit append and inside the
+// memory write (activities/fault-points.ts, state/fault-points.ts), and the Temporal server killed and restarted
+// on its SQLite file. Each run is compared with an uninterrupted sweep of the same catalog.
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync, copyFileSync, mkdirSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -54,8 +55,9 @@ function auditOf(stateDir: string, sweepId: string): AuditEntry[] {
       .filter((e) => e.sweepId === sweepId),
   );
 }
-const writtenIds = (stateDir: string, sweepId: string) =>
-  [...new Set(auditOf(stateDir, sweepId).flatMap((e) => (e.type === 'write' ? [e.proposalId] : [])))].sort();
+const writeLines = (stateDir: string, sweepId: string) =>
+  auditOf(stateDir, sweepId).flatMap((e) => (e.type === 'write' ? [e.proposalId] : []));
+const writtenIds = (stateDir: string, sweepId: string) => [...new Set(writeLines(stateDir, sweepId))].sort();
 const decidedIds = (stateDir: string, sweepId: string) =>
   new Set(auditOf(stateDir, sweepId).flatMap((e) => (e.type === 'decision' ? [e.proposalId] : []))).size;
 
@@ -94,6 +96,8 @@ async function expectSameAsControl(file: string, stateDir: string, report: Sweep
   expect(report.written).toBe(control.report.written);
   expect(report.outcomes).toEqual(control.report.outcomes);
   expect(writtenIds(stateDir, report.sweepId)).toEqual(control.written);
+  // Every write audited once: a retry after the crash logs what is missing, never a line again.
+  expect(writeLines(stateDir, report.sweepId)).toHaveLength(control.written.length);
   expect(decidedIds(stateDir, report.sweepId)).toBe(control.decided);
   const [undo] = await undoSweep(stateDir, report.sweepId);
   expect(undo?.conflicts).toEqual([]);
@@ -112,12 +116,31 @@ function workerEnv(taskQueue: string, stateDir: string, extra: NodeJS.ProcessEnv
   };
 }
 
+/** Whether a kill at `fault` left its debris: a half-written temporary file, or an audit log ending in a torn line. */
+function leftoverAfter(fault: string, stateDir: string): boolean {
+  const temps = (dir: string) =>
+    readdirSync(path.join(stateDir, dir), { recursive: true, encoding: 'utf8' }).some((f) => f.endsWith('.tmp'));
+  const point = fault.split(':')[0];
+  if (point === 'ledger-write') return temps('sweeps');
+  if (point === 'memory-write') return temps('memory');
+  if (point === 'audit-append')
+    return readdirSync(path.join(stateDir, 'audit')).some(
+      (f) => !readFileSync(path.join(stateDir, 'audit', f), 'utf8').endsWith('\n'),
+    );
+  return true;
+}
+
 const withTimeout = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
   Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what} after ${ms} ms`)), ms))]);
 
 describe.each([
   ['right after the catalog file is replaced, before its audit lines', 'after-catalog-replace'],
   ['while the agents run', 'agent-start:2'],
+  // The 40th ledger record this worker writes: a page's proposals, outcomes or write records, mid-sweep.
+  ['inside a ledger write, its temporary file half written and not renamed', 'ledger-write:40'],
+  // The second page's append: half its lines reach the log, the last one torn, no page line.
+  ['inside the audit append, leaving a torn line', 'audit-append:2'],
+  ['inside the memory write at the end of the sweep, before its rename', 'memory-write'],
 ])('a worker killed with SIGKILL %s', (_when, fault) => {
   test('another worker completes the sweep: same catalog, same writes, every audit line, undo complete', async () => {
     const file = copyOf(`kill-${fault.replace(/\W/g, '-')}`);
@@ -137,6 +160,8 @@ describe.each([
         code: null,
         output: '',
       });
+      // The kill left what it leaves in the field, for the next worker to step over.
+      expect(leftoverAfter(fault, stateDir)).toBe(true);
       const second = await startWorkerProcess(workerEnv(taskQueue, stateDir));
       procs.push(second);
       const ready = Date.now();
