@@ -5,9 +5,10 @@
 // store. The faults: a worker killed with SIGKILL at each fault point (ARGUS_FAULT_POINT: activities/fault-points.ts,
 // state/fault-points.ts) and a new worker started at once; the Temporal dev server killed with SIGKILL and started
 // again on its SQLite file; the PostgreSQL state store's server shut down at once mid-write, started again 20 s later.
-// One row per fault: whether the catalog came out byte for byte as the control's, whether every write is audited
-// once, the writes audited twice plus the model calls paid again beyond those in flight, the time from the fault
-// to the sweep's completion, and the sweep's final status.
+// One row per fault: whether the catalog came out byte for byte as the control's; whether every write is audited
+// (each entity the sweep changed is named by a write line, and the report's writes are the lines' proposals); the
+// writes audited twice plus the model calls paid twice beyond those in flight; the time from the fault to the
+// sweep's completion; the sweep's final status.
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -80,7 +81,8 @@ interface Run {
   status: string;
   report?: SweepReport;
   bytes: string;
-  writeLines: string[];
+  /** The sweep's write lines (a write audited twice appears twice). */
+  writeLines: { proposalId: string; entityId: string }[];
   calls: number;
   faultAt?: number;
   completedAt: number;
@@ -126,8 +128,23 @@ function faultSpec(name: string): string {
 }
 
 /**
- * A pass-through in front of the fake provider that counts each answered chat request by its body's digest: a
- * request answered twice is a model call paid twice (the fake provider's own stats count calls, not repeats).
+ * What a chat request asks: its model and messages (not max_tokens, which a calibration learned since may change
+ * between two sends of the same question).
+ */
+function promptDigest(body: Buffer): string {
+  let asked: unknown = body.toString('utf8');
+  try {
+    const b = JSON.parse(asked as string) as { model?: unknown; messages?: unknown };
+    asked = [b.model, b.messages];
+  } catch {
+    /* not JSON: the bytes themselves */
+  }
+  return createHash('sha256').update(JSON.stringify(asked)).digest('hex');
+}
+
+/**
+ * A pass-through in front of the fake provider that counts each answered chat request by what it asks: a question
+ * answered twice is a model call paid twice (the fake provider's own stats count calls, not repeats).
  */
 async function startRepeatCounter(target: string): Promise<{
   url: string;
@@ -148,7 +165,7 @@ async function startRepeatCounter(target: string): Promise<{
         .then(async (r) => {
           const text = Buffer.from(await r.arrayBuffer());
           if (r.status === 200 && req.url?.endsWith('/chat/completions')) {
-            const d = createHash('sha256').update(body).digest('hex');
+            const d = promptDigest(body);
             answered.set(d, (answered.get(d) ?? 0) + 1);
           }
           const out: Record<string, string> = {};
@@ -169,6 +186,17 @@ async function startRepeatCounter(target: string): Promise<{
     reset: () => (answered = new Map()),
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
+}
+
+/** The ids of the entities whose records differ between two texts of a catalog file. */
+function changedEntities(before: string, after: string): Set<string> {
+  const records = (text: string) =>
+    new Map(
+      (JSON.parse(text) as { entities: { id: string }[] }).entities.map((e) => [e.id, JSON.stringify(e)] as const),
+    );
+  const a = records(before);
+  const b = records(after);
+  return new Set([...a.keys(), ...b.keys()].filter((id) => a.get(id) !== b.get(id)));
 }
 
 /** A report's entity failures by stage and category, with one message of each ("write/…: 40 (…)"). */
@@ -418,8 +446,13 @@ async function main(): Promise<void> {
     }
   }
 
-  /** The proposal ids of the sweep's write lines, one per line (a write audited twice appears twice). */
-  async function auditWrites(state: State, stateDir: string, schema: string, sweepId: string): Promise<string[]> {
+  /** The sweep's write lines, one per line (a write audited twice appears twice). */
+  async function auditWrites(
+    state: State,
+    stateDir: string,
+    schema: string,
+    sweepId: string,
+  ): Promise<Run['writeLines']> {
     let lines: string[];
     if (state === 'file') {
       const dir = path.join(stateDir, 'audit');
@@ -431,7 +464,7 @@ async function main(): Promise<void> {
     return lines.flatMap((l) => {
       try {
         const e = JSON.parse(l) as AuditEntry;
-        return e.type === 'write' && e.sweepId === sweepId ? [e.proposalId] : [];
+        return e.type === 'write' && e.sweepId === sweepId ? [{ proposalId: e.proposalId, entityId: e.entityId }] : [];
       } catch {
         return []; // a line a kill cut short
       }
@@ -447,7 +480,7 @@ async function main(): Promise<void> {
         const control = await sweep(state, mode);
         if (control.status !== 'COMPLETED' || !control.report)
           throw new Error(`the control sweep ended ${control.status}`);
-        const controlIds = [...new Set(control.writeLines)].sort();
+        const controlIds = new Set(control.writeLines.map((w) => w.proposalId));
         say(
           `faults: control: ${control.report.written} written, ${control.writeLines.length} write lines` +
             (mode === 'model' ? `, ${control.calls} model calls, ${control.repeats} repeated` : ''),
@@ -455,8 +488,11 @@ async function main(): Promise<void> {
         for (const fault of mine) {
           say(`faults: ${state} store, ${mode} review: ${fault}…`);
           const r = await sweep(state, mode, fault);
-          const ids = [...new Set(r.writeLines)].sort();
-          const twice = r.writeLines.length - ids.length;
+          const ids = new Set(r.writeLines.map((w) => w.proposalId));
+          const twice = r.writeLines.length - ids.size;
+          // Every change in the catalog has its write line: each entity the sweep changed is one a line names.
+          const named = new Set(r.writeLines.map((w) => w.entityId));
+          const unaudited = [...changedEntities(catalogText, r.bytes)].filter((id) => !named.has(id));
           // Calls paid twice beyond those in flight when the fault struck (at most IN_FLIGHT), net of the repeats an
           // uninterrupted sweep makes too (requests that met in flight, before either answer was remembered).
           const paidAgain = Math.max(0, r.repeats - control.repeats - IN_FLIGHT);
@@ -465,8 +501,7 @@ async function main(): Promise<void> {
             mode,
             state,
             identical: r.bytes === control.bytes,
-            audited:
-              r.report !== undefined && r.report.written === ids.length && ids.join('\n') === controlIds.join('\n'),
+            audited: r.report !== undefined && r.report.written === ids.size && unaudited.length === 0,
             duplicates: twice + paidAgain,
             killToCompleteMs: r.struck && r.faultAt !== undefined ? r.completedAt - r.faultAt : null,
             status: r.status,
@@ -474,7 +509,11 @@ async function main(): Promise<void> {
           rows.push(row);
           say(
             `faults:   ${row.status}, identical ${row.identical}, audited ${row.audited} (${r.writeLines.length} write lines, ` +
-              `${ids.length} writes; control ${controlIds.length})` +
+              `${ids.size} writes; control ${controlIds.size}` +
+              (unaudited.length
+                ? `; ${unaudited.length} entities changed without a write line: ${unaudited.slice(0, 3).join(', ')}`
+                : '') +
+              ')' +
               (mode === 'model'
                 ? `, model calls ${r.calls}, ${r.repeats} repeated (control ${control.calls}, ${control.repeats})`
                 : '') +
