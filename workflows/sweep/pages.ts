@@ -4,6 +4,8 @@ import { arbiterWorkflowId, inPart, LINEAGE_WRITE_ROUND, PII_WRITE_ROUND, type P
 
 /** A page's parts in the order evidence flows (pageFixedPoint). */
 const PAGE_PARTS: readonly PagePart[] = ['lineage', 'evidence', 'pii'];
+/** What each part proposes, in the summaries of its Arbiter and its write. */
+const PART_WHAT: Record<PagePart, string> = { lineage: 'lineage flags', evidence: 'descriptions', pii: 'PII tags' };
 import { catalogActivities, CATALOG_OPTIONS } from '../activities';
 import { arbiterWorkflow } from '../arbiter';
 import { failureOf } from '../failures';
@@ -188,14 +190,7 @@ async function loadPage(sweep: Sweep, index: number): Promise<Page | null> {
  */
 async function reviewPage(sweep: Sweep, page: Page, part?: PagePart): Promise<void> {
   const { cfg, state, sweepId } = sweep;
-  const kind =
-    part === 'pii'
-      ? 'PII tags'
-      : part === 'lineage'
-        ? 'lineage flags'
-        : part === 'evidence'
-          ? 'descriptions'
-          : undefined;
+  const kind = part ? PART_WHAT[part] : undefined;
   try {
     const review = await executeChild(arbiterWorkflow, {
       workflowId: arbiterWorkflowId(sweepId, page.index, part),
@@ -241,14 +236,7 @@ async function reviewPage(sweep: Sweep, page: Page, part?: PagePart): Promise<vo
  */
 async function writePage(sweep: Sweep, page: Page, part?: PagePart): Promise<void> {
   const { cfg, state, sweepId } = sweep;
-  const what =
-    part === 'pii'
-      ? 'PII tags'
-      : part === 'lineage'
-        ? 'lineage flags'
-        : part === 'evidence'
-          ? 'descriptions'
-          : 'repairs';
+  const what = part ? PART_WHAT[part] : 'repairs';
   try {
     const w = await catalogActivities.applyApprovedRepairs.executeWithOptions(
       { ...CATALOG_OPTIONS, summary: `page ${page.index}: write approved ${what}${cfg.dryRun ? ' (dry run)' : ''}` },
