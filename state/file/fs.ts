@@ -44,15 +44,26 @@ export async function writeFileAtomic(file: string, data: string, fault?: StoreF
   }
   const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
-    await fs.promises.writeFile(tmp, data);
+    try {
+      await fs.promises.writeFile(tmp, data);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      madeDirs.delete(dir);
+      await fs.promises.mkdir(dir, { recursive: true });
+      await fs.promises.writeFile(tmp, data);
+    }
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    madeDirs.delete(dir);
-    await fs.promises.mkdir(dir, { recursive: true });
-    await fs.promises.writeFile(tmp, data);
+    // A write that fails while the process lives (a full disk) leaves no temporary file behind; only a kill does.
+    await fs.promises.rm(tmp, { force: true }).catch(() => undefined);
+    throw e;
   }
   if (fault) storeFault(fault, () => fs.truncateSync(tmp, Math.floor(Buffer.byteLength(data) / 2)));
-  await fs.promises.rename(tmp, file);
+  try {
+    await fs.promises.rename(tmp, file);
+  } catch (e) {
+    await fs.promises.rm(tmp, { force: true }).catch(() => undefined);
+    throw e;
+  }
 }
 
 /** A JSON file, or undefined when it is not there (nor the folder it would be in). */

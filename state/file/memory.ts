@@ -1,7 +1,8 @@
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { applyMemoryUpdate, checkMemoryDoc, type MemoryBook, type MemoryRead } from '../memory';
 import { safeName } from '../safe-name';
-import { readJson, writeFileAtomic } from './fs';
+import { readJson, removeLeftovers, tempFilesOf, writeFileAtomic } from './fs';
 
 /** The file store's memory: `<state>/memory/<catalog>.json`, rewritten whole (atomically) under a local lock. */
 export function fileMemory(stateDir: string, lock: <T>(key: string, fn: () => Promise<T>) => Promise<T>): MemoryBook {
@@ -15,6 +16,11 @@ export function fileMemory(stateDir: string, lock: <T>(key: string, fn: () => Pr
     }
     return doc === undefined ? { status: 'none' } : checkMemoryDoc(doc, key);
   };
+  // A killed save leaves a copy of the whole document beside it: the next save removes it once it is surely dead.
+  const removeOld = async (key: string) => {
+    const dir = path.dirname(file(key));
+    await removeLeftovers(dir, tempFilesOf(path.basename(file(key)), await fs.readdir(dir).catch(() => [])));
+  };
   return {
     load,
     save: (key, u) =>
@@ -25,6 +31,7 @@ export function fileMemory(stateDir: string, lock: <T>(key: string, fn: () => Pr
           JSON.stringify(applyMemoryUpdate(r.status === 'ok' ? r.doc : undefined, key, u)),
           'memory-write',
         );
+        await removeOld(key);
       }),
     forget: (key, ids) =>
       lock(`memory:${file(key)}`, async () => {

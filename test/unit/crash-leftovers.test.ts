@@ -12,7 +12,7 @@ import { fileMemory } from '../../state/file/memory';
 import { fileAnswers } from '../../state/file/answers';
 import { localExclusive } from '../../state/file/local-lock';
 import { AuditLog } from '../../state/file/audit-log';
-import { isTempName, LEFTOVER_AGE_MS, tempFilesOf } from '../../state/file/fs';
+import { isTempName, LEFTOVER_AGE_MS, tempFilesOf, writeFileAtomic } from '../../state/file/fs';
 import { FileCatalogStore } from '../../catalog/file/store';
 import { undoSweep } from '../../activities/undo';
 import { generateCatalog } from '../../scripts/generate-catalog';
@@ -211,6 +211,14 @@ describe('the file ledger after a killed write', () => {
   });
 });
 
+test('a write that fails while its process lives leaves no temporary file: only a kill leaves one', async () => {
+  const dir = tmpDir('failed-write');
+  // The record's name is taken by a folder: the rename fails.
+  mkdirSync(path.join(dir, 'x.json', 'inside'), { recursive: true });
+  await expect(writeFileAtomic(path.join(dir, 'x.json'), '{}')).rejects.toThrow();
+  expect(readdirSync(dir)).toEqual(['x.json']);
+});
+
 describe('memory, answers, usage and calibration after a killed write', () => {
   const KEY = '/state/audit/leftovers-0123456789.jsonl';
   const update = (id: string): MemoryUpdate => ({
@@ -245,6 +253,12 @@ describe('memory, answers, usage and calibration after a killed write', () => {
     await book.save(KEY, update('c'));
     const again = await book.load(KEY);
     expect(again.status === 'ok' && Object.keys(again.doc.entities).sort()).toEqual(['a', 'c']);
+    // A fresh leftover may be a live writer's on a shared folder: it stays; once surely dead, a save removes it.
+    const [left] = tempFilesOf('leftovers-0123456789.json', readdirSync(dir));
+    expect(left).toBeDefined();
+    age(path.join(dir, left!));
+    await book.save(KEY, update('d'));
+    expect(readdirSync(dir)).toEqual(['leftovers-0123456789.json']);
   });
 
   test.each(LEFTOVERS)('answers: a recall and a count take kept answers only, beside %s leftovers', async (_, cut) => {
