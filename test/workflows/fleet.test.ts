@@ -94,14 +94,24 @@ async function auditWrites(sweepId: string): Promise<Map<string, number>> {
   }
 }
 
-/** Which worker identities started the activities of a run (the first execution's history). */
+/**
+ * Which worker identities started the activities of a sweep: every run of it (it continues as new) and every child
+ * it started (the Arbiters), as visibility lists them.
+ */
 async function activityWorkers(workflowId: string): Promise<Set<string>> {
-  const history = await w.client.workflow.getHandle(workflowId).fetchHistory();
-  return new Set(
-    (history.events ?? []).flatMap((e) =>
-      e.activityTaskStartedEventAttributes?.identity ? [e.activityTaskStartedEventAttributes.identity] : [],
-    ),
-  );
+  const ids = new Set<string>();
+  const runs: { workflowId: string; runId: string }[] = [];
+  for await (const x of w.client.workflow.list({ query: `WorkflowId STARTS_WITH "${workflowId}"` })) {
+    runs.push({ workflowId: x.workflowId, runId: x.runId });
+  }
+  for (const r of runs) {
+    const history = await w.client.workflow.getHandle(r.workflowId, r.runId).fetchHistory();
+    for (const e of history.events ?? []) {
+      const who = e.activityTaskStartedEventAttributes?.identity;
+      if (who) ids.add(who);
+    }
+  }
+  return ids;
 }
 
 test('three hosts, one PostgreSQL state store, one killed mid-sweep: the catalog ends as a single worker leaves it, each proposal applied once', async () => {
@@ -149,7 +159,9 @@ test('three hosts, one PostgreSQL state store, one killed mid-sweep: the catalog
   expect([...writes.values()].every((n) => n === 1)).toBe(true);
   for (const p of report.proposals.filter((x) => x.written)) expect(controlIds.has(p.id)).toBe(true);
   // The work really was spread: more than one host ran activities, and no host kept sweep state locally.
-  expect((await activityWorkers(id)).size).toBeGreaterThan(1);
+  const workers = await activityWorkers(id);
+  process.stderr.write(`fleet: activities started by ${workers.size} hosts\n`);
+  expect(workers.size).toBeGreaterThan(1);
   for (const h of hosts) expect(readdirSync(h.stateDir)).not.toContain('sweeps');
   expect(report.reportFile).toMatch(/PostgreSQL state store/);
   // Undo reads the same shared trail, from any machine.
