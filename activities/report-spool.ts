@@ -3,6 +3,7 @@ import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import type { ReportProposal, SweepReport } from '../domain/report';
 import { writeFileAtomic } from '../state/file/fs';
+import { faultPoint } from './fault-points';
 
 /**
  * The report file, written page by page: up to 5,000 proposals are held in memory and the report comes out
@@ -41,6 +42,7 @@ export class ReportSpool {
 
   /** Write the report file atomically: the report's fields with every spooled proposal. */
   async finish(report: SweepReport): Promise<void> {
+    faultPoint('report-spool');
     const whole = { ...report, proposalsTruncated: 0 };
     if (!this.spool) {
       await writeFileAtomic(this.file, JSON.stringify({ ...whole, proposals: this.held }, null, 2));

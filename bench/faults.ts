@@ -45,8 +45,7 @@ const SWEEP_DEADLINE_MS = 30 * 60 * 1000;
 
 /**
  * The worker kills, each at the n-th time a point is reached in the worker's process: mid-sweep, with pages
- * written before and after. `report-spool` (the report's spool written, the report not yet in place) is named
- * with --faults once activities/report-spool.ts calls it.
+ * written before and after; `report-spool` at the end, every proposal spooled and the report file not yet in place.
  */
 const WORKER_FAULTS: Record<string, string> = {
   'agent-start': 'agent-start:2',
@@ -56,7 +55,14 @@ const WORKER_FAULTS: Record<string, string> = {
   'memory-write': 'memory-write',
   'report-spool': 'report-spool',
 };
-const DEFAULT_WORKER_FAULTS = ['agent-start', 'ledger-write', 'after-catalog-replace', 'audit-append', 'memory-write'];
+const DEFAULT_WORKER_FAULTS = [
+  'agent-start',
+  'ledger-write',
+  'after-catalog-replace',
+  'audit-append',
+  'memory-write',
+  'report-spool',
+];
 const SERVER_KILL = 'server-kill';
 const POSTGRES_STOP = 'postgres-stop';
 const MODES = ['mechanical', 'model'] as const;

@@ -141,6 +141,7 @@ describe.each([
   // The second page's append: half its lines reach the log, the last one torn, no page line.
   ['inside the audit append, leaving a torn line', 'audit-append:2'],
   ['inside the memory write at the end of the sweep, before its rename', 'memory-write'],
+  ['with every proposal spooled for the report, before its file is in place', 'report-spool'],
 ])('a worker killed with SIGKILL %s', (_when, fault) => {
   test('another worker completes the sweep: same catalog, same writes, every audit line, undo complete', async () => {
     const file = copyOf(`kill-${fault.replace(/\W/g, '-')}`);
