@@ -25,6 +25,13 @@ export const FailureType = {
   EntityInvalid: 'EntityInvalid',
   /** A worker cannot find a sweep's state (its ledger, a page): never "zero proposals". */
   SweepStateMissing: 'SweepStateMissing',
+  /** A sweep's state record is there but unreadable (damaged on disk): no retry can repair it. */
+  SweepStateDamaged: 'SweepStateDamaged',
+  /**
+   * A database ARGUS needs (the PostgreSQL state store, a PostgreSQL catalog) refused or dropped the connection:
+   * retryable, the activity's whole attempt again once it answers.
+   */
+  DatabaseUnavailable: 'DatabaseUnavailable',
 } as const;
 
 /**
@@ -39,6 +46,7 @@ export const NON_RETRYABLE_FAILURE_TYPES: readonly string[] = [
   FailureType.ProviderAuth,
   FailureType.ProviderBadRequest,
   FailureType.EntityInvalid,
+  FailureType.SweepStateDamaged,
 ];
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { heartbeatInterceptor } from '../activities/heartbeat';
+import { databaseOutageInterceptor } from '../activities/failures';
 import { bundledDemoCatalog } from '../activities/paths';
 import { openStateStore } from '../state/open';
 import type { StateStore } from '../state/store';
@@ -65,7 +66,7 @@ export async function createArgusWorker(opts: ArgusWorkerOptions): Promise<Worke
       ...(opts.rulesVersion ? { rulesVersion: opts.rulesVersion } : {}),
     }),
     interceptors: {
-      activity: [heartbeatInterceptor, ...(tracing?.activityInterceptors ?? [])],
+      activity: [heartbeatInterceptor, databaseOutageInterceptor, ...(tracing?.activityInterceptors ?? [])],
       // A prebuilt bundle carries its workflow interceptors already (worker/tracing.ts, TRACING_WORKFLOW_MODULES).
       ...(tracing && !opts.workflowBundle ? { workflowModules: [...tracing.workflowModules] } : {}),
     },

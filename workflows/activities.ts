@@ -9,10 +9,12 @@ import { NON_RETRYABLE_FAILURE_TYPES } from '../domain/ids';
 const NON_RETRYABLE = [...NON_RETRYABLE_FAILURE_TYPES];
 
 /**
- * Page-level catalog and write activities: local file work, quick, retried a few times. Every activity beats
- * each second while it runs (activities/heartbeat.ts), so a 10 s heartbeat timeout notices a dead worker in
- * about 10 s and the retry goes to a live one; startToClose (5 min) only bounds a live attempt that is stuck
- * (a page write of a 10,000-entity file catalog waits for at most a few group commits of ~1 s each).
+ * Page-level catalog and write activities: local file work, quick, retried. Every activity beats each second while
+ * it runs (activities/heartbeat.ts), so a 10 s heartbeat timeout notices a dead worker in about 10 s and the retry
+ * goes to a live one; startToClose (5 min) only bounds a live attempt that is stuck (a page write of a
+ * 10,000-entity file catalog waits for at most a few group commits of ~1 s each). Ten attempts, 15 s apart at most,
+ * wait about 75 s in all: a PostgreSQL state store restarted or failed over (DatabaseUnavailable, retryable) is
+ * bridged, where five attempts (7.5 s) left a 20 s outage's pages unjudged.
  */
 export const CATALOG_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
@@ -20,12 +22,23 @@ export const CATALOG_OPTIONS: ActivityOptions = {
   retry: {
     initialInterval: '500ms',
     backoffCoefficient: 2,
-    maximumInterval: '30s',
-    maximumAttempts: 5,
+    maximumInterval: '15s',
+    maximumAttempts: 10,
     nonRetryableErrorTypes: NON_RETRYABLE,
   },
 };
 export const catalogActivities = proxyActivities<SweepActivities>(CATALOG_OPTIONS);
+
+/**
+ * A page's write: once its intent is recorded the catalog may already hold its changes, and only a finished
+ * attempt logs their audit lines. So it outlasts what the other activities give up on: 25 attempts, about five
+ * minutes of waits, before its page is called failed (and the intent stays for the next attempt of any sweep of
+ * this run to finish).
+ */
+export const WRITE_OPTIONS: ActivityOptions = {
+  ...CATALOG_OPTIONS,
+  retry: { ...CATALOG_OPTIONS.retry, maximumAttempts: 25 },
+};
 
 /** The report reads every page of a large sweep: a longer startToClose, the same 10 s heartbeat timeout. */
 export const REPORT_OPTIONS: ActivityOptions = {

@@ -68,12 +68,33 @@ export async function writeFileAtomic(file: string, data: string, fault?: StoreF
 
 /** A JSON file, or undefined when it is not there (nor the folder it would be in). */
 export async function readJson<T>(file: string): Promise<T | undefined> {
+  let text: string;
   try {
-    return JSON.parse(await fs.promises.readFile(file, 'utf8')) as T;
+    text = await fs.promises.readFile(file, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
     throw e;
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    throw new DamagedRecordError(file, e);
+  }
+}
+
+/**
+ * A record that is there but is not JSON. Records are only ever renamed into place whole (writeFileAtomic), so
+ * this is damage (a disk fault, a hand edit), not a write in flight: reading it again cannot help, and the
+ * activity that meets it fails at once (activities/failures.ts) instead of retrying for minutes.
+ */
+export class DamagedRecordError extends Error {
+  constructor(
+    readonly file: string,
+    cause: unknown,
+  ) {
+    super(`the state record ${file} is damaged: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = 'DamagedRecordError';
   }
 }
 

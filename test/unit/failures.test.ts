@@ -1,6 +1,15 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { APIUserAbortError } from 'openai';
-import { nonRetryableFailure, toApplicationFailure } from '../../activities/failures';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import {
+  connectionFailureOf,
+  databaseOutageInterceptor,
+  nonRetryableFailure,
+  toApplicationFailure,
+} from '../../activities/failures';
+import { DamagedRecordError, readJson } from '../../state/file/fs';
 import { FailureType, NON_RETRYABLE_FAILURE_TYPES } from '../../domain/ids';
 import { ProviderError, type ProviderErrorKind } from '../../llm/errors';
 import { SK } from '../support/fake-secrets';
@@ -83,5 +92,92 @@ describe("ProviderError.retryable and failures of ARGUS's own making", () => {
     expect(nonRetryableFailure(FailureType.BudgetExhausted, 'spent', { endpointId: 'a' }).details).toEqual([
       { endpointId: 'a' },
     ]);
+  });
+});
+
+describe('connectionFailureOf: a database away, not a request bad', () => {
+  test('a real refused connection (node-postgres to a closed loopback port) is one, named', async () => {
+    const { Client } = await import('pg');
+    const server = (await import('node:net')).createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    await new Promise<void>((r) => server.close(() => r()));
+    const c = new Client({ host: '127.0.0.1', port, user: 'x', database: 'x', connectionTimeoutMillis: 2000 });
+    const err = await c.connect().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(connectionFailureOf(err)).toMatch(/ECONNREFUSED/);
+  });
+
+  const withCode = (message: string, code?: string) => Object.assign(new Error(message), code ? { code } : {});
+  test.each<[string, unknown]>([
+    ['a reset socket', withCode('read ECONNRESET', 'ECONNRESET')],
+    ['the server shutting down (57P01)', withCode('terminating connection due to administrator command', '57P01')],
+    ['the server starting (57P03)', withCode('the database system is starting up', '57P03')],
+    ['a connection exception (08006)', withCode('connection failure', '08006')],
+    ['a connection lost under a query', new Error('Connection terminated unexpectedly')],
+    ['every address refused (AggregateError)', new AggregateError([withCode('x', 'ECONNREFUSED')], 'all failed')],
+    [
+      'one wrapped as a cause',
+      new Error('ledger read failed', { cause: withCode('connect ECONNREFUSED', 'ECONNREFUSED') }),
+    ],
+  ])('%s is one', (_, err) => {
+    expect(connectionFailureOf(err)).toBeDefined();
+  });
+
+  test.each<[string, unknown]>([
+    ['a syntax error (42601)', withCode('syntax error at or near "selec"', '42601')],
+    ['a unique violation (23505)', withCode('duplicate key value', '23505')],
+    ['a missing file', withCode('no such file', 'ENOENT')],
+    ['a failure ARGUS already named', nonRetryableFailure(FailureType.InvalidCatalog, 'bad catalog')],
+    ['not an error at all', 'ECONNREFUSED'],
+  ])('%s is not', (_, err) => {
+    expect(connectionFailureOf(err)).toBeUndefined();
+  });
+
+  test('DatabaseUnavailable is retryable: the retry policies never name it', () => {
+    expect(NON_RETRYABLE_FAILURE_TYPES).not.toContain(FailureType.DatabaseUnavailable);
+  });
+});
+
+describe('databaseOutageInterceptor: how an activity failure leaves the worker', () => {
+  const through = async (err: unknown): Promise<unknown> => {
+    const inbound = databaseOutageInterceptor({} as never).inbound!;
+    return inbound.execute!({ args: [], headers: {} }, () => Promise.reject(err)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+  };
+
+  test('a database away: retryable DatabaseUnavailable naming the socket error', async () => {
+    const f = (await through(
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5999'), { code: 'ECONNREFUSED' }),
+    )) as ApplicationFailure;
+    expect(f).toBeInstanceOf(ApplicationFailure);
+    expect(f.type).toBe(FailureType.DatabaseUnavailable);
+    expect(f.nonRetryable).toBe(false);
+    expect(f.message).toMatch(/unreachable: connect ECONNREFUSED 127\.0\.0\.1:5999/);
+  });
+
+  test('a damaged state record, read for real from disk: non-retryable SweepStateDamaged naming the file', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'argus-damaged-'));
+    const file = path.join(dir, 'meta.json');
+    writeFileSync(file, '{"sweepId": ');
+    const read = await readJson(file).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(read).toBeInstanceOf(DamagedRecordError);
+    const f = (await through(new Error('page step failed', { cause: read }))) as ApplicationFailure;
+    expect(f.type).toBe(FailureType.SweepStateDamaged);
+    expect(f.nonRetryable).toBe(true);
+    expect(f.message).toContain(file);
+    expect(NON_RETRYABLE_FAILURE_TYPES).toContain(FailureType.SweepStateDamaged);
+  });
+
+  test('anything else passes through as it was', async () => {
+    const plain = new Error('something else');
+    expect(await through(plain)).toBe(plain);
   });
 });

@@ -1,7 +1,7 @@
 import { condition, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import { durationMs, ReviewDecisions, type HumanReviewConfig } from '../../domain/sweep';
 import type { HumanReviewSummary } from '../../domain/report';
-import { catalogActivities, CATALOG_OPTIONS } from '../activities';
+import { catalogActivities, WRITE_OPTIONS } from '../activities';
 import { failureOf } from '../failures';
 import { pendingReviewsQuery, reviewUpdate, type SweepProgress } from '../messages';
 import type { Parked, ReviewCarry, Sweep } from './state';
@@ -106,7 +106,7 @@ export function openHumanReview(progress: SweepProgress, carried: ReviewCarry | 
           outcomes,
         });
         const w = await catalogActivities.applyApprovedRepairs.executeWithOptions(
-          { ...CATALOG_OPTIONS, summary: `page ${pageIndex}: write what people approved (round ${round})` },
+          { ...WRITE_OPTIONS, summary: `page ${pageIndex}: write what people approved (round ${round})` },
           [
             {
               ledgerKey: state.ledgerKey,

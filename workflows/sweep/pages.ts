@@ -6,7 +6,7 @@ import { arbiterWorkflowId, inPart, LINEAGE_WRITE_ROUND, PII_WRITE_ROUND, type P
 const PAGE_PARTS: readonly PagePart[] = ['lineage', 'evidence', 'pii'];
 /** What each part proposes, in the summaries of its Arbiter and its write. */
 const PART_WHAT: Record<PagePart, string> = { lineage: 'lineage flags', evidence: 'descriptions', pii: 'PII tags' };
-import { catalogActivities, CATALOG_OPTIONS } from '../activities';
+import { catalogActivities, CATALOG_OPTIONS, WRITE_OPTIONS } from '../activities';
 import { arbiterWorkflow } from '../arbiter';
 import { failureOf } from '../failures';
 import type { Agents } from './agents';
@@ -239,7 +239,7 @@ async function writePage(sweep: Sweep, page: Page, part?: PagePart): Promise<voi
   const what = part ? PART_WHAT[part] : 'repairs';
   try {
     const w = await catalogActivities.applyApprovedRepairs.executeWithOptions(
-      { ...CATALOG_OPTIONS, summary: `page ${page.index}: write approved ${what}${cfg.dryRun ? ' (dry run)' : ''}` },
+      { ...WRITE_OPTIONS, summary: `page ${page.index}: write approved ${what}${cfg.dryRun ? ' (dry run)' : ''}` },
       [
         {
           ledgerKey: state.ledgerKey,
