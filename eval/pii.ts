@@ -1,6 +1,11 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
+import { CatalogError } from '../catalog/adapter';
+import { DbtCatalogAdapter } from '../catalog/dbt/adapter';
+import type { CatalogEntity } from '../domain/catalog';
+import { CatalogRef } from '../domain/sweep';
 import { classifyColumn, type ColumnCategory } from '../judgment/pii/classifier';
 import { piiShapeOf } from '../judgment/pii/shape';
 import type { TableReading } from '../domain/proposal';
@@ -10,6 +15,8 @@ import { runScript } from './run-script';
 /**
  * `npm run --silent eval:pii -- <folder> [--json]`: runs the no-model PII classifier over every *.json
  * public-schema file in a folder and scores it against the labels (non-ambiguous labelled columns only).
+ * A folder holding dbt_project.yml is a dbt project instead: read as a sweep reads it (the dbt adapter, types from
+ * its target/catalog.json, or none with `--without-catalog`) and scored against its DBT_LABELS_FILE.
  */
 
 const EXIT = { ok: 0, usage: 2 } as const;
@@ -85,6 +92,9 @@ function add(into: Counts, predicted: boolean, actual: boolean): void {
 export function evaluatePiiFolder(folder: string): PiiEvaluation {
   const dir = resolve(folder);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new EvalInputError(`folder not found: ${folder}`);
+  // Its labels file alone would score without the descriptions, keys and types the project gives its columns.
+  if (existsSync(join(dir, 'dbt_project.yml')))
+    throw new EvalInputError(`${folder} is a dbt project: score it with evaluateDbtProject (eval:pii does)`);
   const names = readdirSync(dir)
     .filter((n) => n.toLowerCase().endsWith('.json'))
     .sort();
@@ -108,47 +118,81 @@ export function evaluatePiiFolder(folder: string): PiiEvaluation {
       throw e;
     }
     const { catalog, labels } = converted;
-    const counts: Counts = { tp: 0, fp: 0, fn: 0, tn: 0 };
-    let columnCount = 0;
-    for (const entity of catalog.entities) {
-      for (const column of entity.columns) {
-        columnCount += 1;
-        const result = classifyColumn(column, entity);
-        const label = labels.get(`${entity.id}.${column.name}`) ?? null;
-        const scored = label !== null && !label.ambiguous;
-        if (scored) {
-          add(counts, result.pii, label.pii);
-          add(total, result.pii, label.pii);
-        }
-        columns.push({
-          file: name,
-          table: entity.id,
-          column: column.name,
-          pii: result.pii,
-          category: result.category,
-          confidence: result.confidence,
-          explanation: result.explanation,
-          reading: result.reading,
-          label,
-          scored,
-        });
-      }
-    }
-    const scoredCount = counts.tp + counts.fp + counts.fn + counts.tn;
-    files.push({
-      file: name,
-      database: catalog.name,
-      labelled: labels.size > 0,
-      columns: columnCount,
-      scored: scoredCount,
-      ...counts,
-      precision: scoredCount > 0 ? precisionOf(counts) : null,
-      recall: scoredCount > 0 ? recallOf(counts) : null,
-    });
+    scoreFile({ file: name, database: catalog.name, entities: catalog.entities, labels }, total, files, columns);
   }
+  return summarise(dir, total, files, columns);
+}
+
+/** One labelled file's entities, classified as a sweep classifies them, and its labels keyed `${entity}.${column}`. */
+export interface LabelledEntities {
+  file: string;
+  database: string;
+  entities: readonly CatalogEntity[];
+  labels: ReadonlyMap<string, PiiLabel>;
+}
+
+/**
+ * Classifies every column of one file's entities and scores the labelled ones, adding to `total`, `files` and
+ * `columns`: the one place a verdict meets its label, whatever read the entities (a public-schema file, a dbt project).
+ */
+export function scoreFile(
+  input: LabelledEntities,
+  total: Counts,
+  files: EvaluatedFile[],
+  columns: EvaluatedColumn[],
+): EvaluatedFile {
+  const { file: name, labels } = input;
+  const counts: Counts = { tp: 0, fp: 0, fn: 0, tn: 0 };
+  let columnCount = 0;
+  for (const entity of input.entities) {
+    for (const column of entity.columns) {
+      columnCount += 1;
+      const result = classifyColumn(column, entity);
+      const label = labels.get(`${entity.id}.${column.name}`) ?? null;
+      const scored = label !== null && !label.ambiguous;
+      if (scored) {
+        add(counts, result.pii, label.pii);
+        add(total, result.pii, label.pii);
+      }
+      columns.push({
+        file: name,
+        table: entity.id,
+        column: column.name,
+        pii: result.pii,
+        category: result.category,
+        confidence: result.confidence,
+        explanation: result.explanation,
+        reading: result.reading,
+        label,
+        scored,
+      });
+    }
+  }
+  const scoredCount = counts.tp + counts.fp + counts.fn + counts.tn;
+  const evaluated: EvaluatedFile = {
+    file: name,
+    database: input.database,
+    labelled: labels.size > 0,
+    columns: columnCount,
+    scored: scoredCount,
+    ...counts,
+    precision: scoredCount > 0 ? precisionOf(counts) : null,
+    recall: scoredCount > 0 ? recallOf(counts) : null,
+  };
+  files.push(evaluated);
+  return evaluated;
+}
+
+/** The folder's figures over every scored column of every file. */
+export function summarise(
+  folder: string,
+  total: Counts,
+  files: EvaluatedFile[],
+  columns: EvaluatedColumn[],
+): PiiEvaluation {
   const scored = total.tp + total.fp + total.fn + total.tn;
   return {
-    folder: dir,
+    folder,
     precision: scored > 0 ? precisionOf(total) : null,
     recall: scored > 0 ? recallOf(total) : null,
     scored,
@@ -156,6 +200,98 @@ export function evaluatePiiFolder(folder: string): PiiEvaluation {
     files,
     columns,
   };
+}
+
+/** A dbt hold-out's labels: a public-schema file (tables named by entity id) at the project's root. */
+export const DBT_LABELS_FILE = 'pii-labels.json';
+
+/** What reading a dbt project through the adapter found, beside the figures. */
+export interface DbtProjectEvaluation extends PiiEvaluation {
+  /** The entities as the adapter read them (their columns' types included): what was classified. */
+  entities: CatalogEntity[];
+  project: {
+    /** Whether column types came from catalog.json (false: every type the YAML does not declare is unknown). */
+    typesKnown: boolean;
+    /** The adapter's notes (catalog.json missing or stale, nodes left out), as a sweep's report gives them. */
+    notes: string[];
+    /** `entity.column` the project has and the labels lack: not scored. */
+    unlabelled: string[];
+    /** Labelled `entity.column` the adapter did not read (a node left out, a column it does not know). */
+    absent: string[];
+  };
+}
+
+/**
+ * Reads a dbt project as a sweep does (DbtCatalogAdapter: target/manifest.json, and target/catalog.json for types
+ * unless `withoutCatalog`), classifies every column and scores it against DBT_LABELS_FILE. Labels match columns by
+ * name without regard to case, as the adapter matches catalog.json's. The project must have been built and documented
+ * (`dbt build && dbt docs generate`); throws EvalInputError when it was not or its labels are unreadable.
+ */
+export async function evaluateDbtProject(
+  projectDir: string,
+  options: { withoutCatalog?: boolean } = {},
+): Promise<DbtProjectEvaluation> {
+  const dir = resolve(projectDir);
+  if (!existsSync(join(dir, 'dbt_project.yml'))) throw new EvalInputError(`not a dbt project: ${projectDir}`);
+  const labelsFile = join(dir, DBT_LABELS_FILE);
+  let labelled;
+  try {
+    labelled = convertPublicSchema(JSON.parse(readFileSync(labelsFile, 'utf8')), DBT_LABELS_FILE);
+  } catch (e) {
+    throw new EvalInputError(`${labelsFile}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  // The adapter keeps its record of ARGUS's own writes here: none, for an evaluation. Without catalog.json: a path
+  // inside that fresh folder, which nothing can have written.
+  const state = mkdtempSync(join(tmpdir(), 'argus-eval-dbt-'));
+  try {
+    const ref = CatalogRef.parse({
+      kind: 'dbt',
+      projectDir: dir,
+      ...(options.withoutCatalog ? { catalog: join(state, 'no-catalog.json') } : {}),
+    });
+    if (ref.kind !== 'dbt') throw new Error('unreachable: a dbt ref parsed as another kind');
+    const adapter = new DbtCatalogAdapter(ref, state);
+    let entities: CatalogEntity[];
+    let notes: string[];
+    try {
+      const read = await adapter.getEntities((await adapter.snapshot()).ids);
+      if (read.invalid.length > 0) throw new EvalInputError(`${projectDir}: ${read.invalid[0]!.message}`);
+      entities = read.entities;
+      notes = await adapter.notes();
+    } catch (e) {
+      if (e instanceof CatalogError)
+        throw new EvalInputError(`${e.message} (a copy of the project, then \`dbt build && dbt docs generate\` in it)`);
+      throw e;
+    }
+    const byLower = new Map([...labelled.labels].map(([k, v]) => [k.toLowerCase(), { key: k, label: v }]));
+    const labels = new Map<string, PiiLabel>();
+    const unlabelled: string[] = [];
+    for (const e of entities)
+      for (const c of e.columns) {
+        const found = byLower.get(`${e.id}.${c.name}`.toLowerCase());
+        if (!found) unlabelled.push(`${e.id}.${c.name}`);
+        else {
+          labels.set(`${e.id}.${c.name}`, found.label);
+          byLower.delete(`${e.id}.${c.name}`.toLowerCase());
+        }
+      }
+    const total: Counts = { tp: 0, fp: 0, fn: 0, tn: 0 };
+    const files: EvaluatedFile[] = [];
+    const columns: EvaluatedColumn[] = [];
+    scoreFile({ file: DBT_LABELS_FILE, database: labelled.catalog.name, entities, labels }, total, files, columns);
+    return {
+      ...summarise(dir, total, files, columns),
+      entities,
+      project: {
+        typesKnown: !options.withoutCatalog && existsSync(resolve(dir, ref.catalog)),
+        notes,
+        unlabelled,
+        absent: [...byLower.values()].map((v) => v.key),
+      },
+    };
+  } finally {
+    rmSync(state, { recursive: true, force: true });
+  }
 }
 
 /** The steward measure: a person decides the first proposal of each shape (judgment/pii/shape.ts) by its label. */
@@ -271,13 +407,22 @@ export async function main(argv: readonly string[]): Promise<number> {
   let code: number = EXIT.ok;
   const program = new Command()
     .name('eval:pii')
-    .description('Score the no-model PII classifier on a folder of labelled public-schema JSON files')
-    .argument('<folder>', 'folder holding *.json files in the public-schemas format')
+    .description('Score the no-model PII classifier on a folder of labelled public-schema JSON files, or a dbt project')
+    .argument(
+      '<folder>',
+      `folder holding *.json files in the public-schemas format, or a built dbt project (${DBT_LABELS_FILE})`,
+    )
     .option('--json', 'print one JSON object on stdout')
     .option('--steward', "also: precision left after a steward decides each shape's first proposal (stewardMeasure)")
-    .action((folder: string, opts: { json?: boolean; steward?: boolean }) => {
+    .option('--without-catalog', 'a dbt project: read it without target/catalog.json, so column types are unknown')
+    .action(async (folder: string, opts: { json?: boolean; steward?: boolean; withoutCatalog?: boolean }) => {
       try {
-        const result = evaluatePiiFolder(folder);
+        const dbt = existsSync(join(resolve(folder), 'dbt_project.yml'));
+        if (opts.withoutCatalog && !dbt) throw new EvalInputError('--without-catalog is for a dbt project');
+        const result = dbt
+          ? await evaluateDbtProject(folder, { withoutCatalog: opts.withoutCatalog === true })
+          : evaluatePiiFolder(folder);
+        const project = 'project' in result ? (result as DbtProjectEvaluation).project : undefined;
         if (opts.steward) {
           const m = stewardMeasure(result);
           process.stdout.write(
@@ -303,11 +448,18 @@ export async function main(argv: readonly string[]): Promise<number> {
             label: c.label,
             scored: c.scored,
           }));
-          process.stdout.write(
-            `${JSON.stringify({ precision, recall, scored, tp, fp, fn, tn, files, columns }, null, 2)}\n`,
-          );
+          const out = { precision, recall, scored, tp, fp, fn, tn, files, columns, ...(project ? { project } : {}) };
+          process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
         } else {
-          process.stdout.write(`${renderEvaluationText(result)}\n`);
+          const said = project
+            ? [
+                `dbt project, column types ${project.typesKnown ? 'from catalog.json' : 'unknown (no catalog.json)'}`,
+                ...project.notes,
+                ...(project.unlabelled.length ? [`unlabelled, not scored: ${project.unlabelled.join(', ')}`] : []),
+                ...(project.absent.length ? [`labelled but not read: ${project.absent.join(', ')}`] : []),
+              ].join('\n') + '\n\n'
+            : '';
+          process.stdout.write(`${said}${renderEvaluationText(result)}\n`);
         }
       } catch (e) {
         if (!(e instanceof EvalInputError)) throw e;

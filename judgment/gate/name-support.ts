@@ -109,7 +109,11 @@ export const NAME_SUPPORTS: Record<PiiCategory, (n: NameEvidence, type: TypeFami
       'ph',
       'phn',
       'mob',
-    ),
+      'landline',
+    ) ||
+    // whatsapp_number, Customer_Callback_Number__c, sms_number: a number one calls or texts the person on.
+    (n.has('whatsapp', 'callback', 'sms') && n.has('number', 'no', 'num', 'nbr')) ||
+    (n.has('call') && n.has('back') && n.has('number')),
   postal_code: (n) =>
     n.has('zip', 'zipcode', 'zip5', 'postal', 'postcode', 'postalcode') || (n.has('post') && n.has('code')),
   address: (n) =>
@@ -156,7 +160,7 @@ export const NAME_SUPPORTS: Record<PiiCategory, (n: NameEvidence, type: TypeFami
   username: (n) =>
     n.has('username', 'login', 'logon', 'logonname', 'loginname', 'screenname', 'handle', 'nickname') ||
     (n.has('user', 'screen', 'login', 'logon', 'nick') && n.has('name')),
-  gender: (n) => n.has('gender', 'sex'),
+  gender: (n) => n.has('gender', 'sex', 'pronoun', 'pronouns'),
   compensation: (n) =>
     n.has(
       'salary',
@@ -201,6 +205,14 @@ export const NAME_SUPPORTS: Record<PiiCategory, (n: NameEvidence, type: TypeFami
       'hobbies',
       'traits',
       'kin',
+      // A person's needs: dietary_requirements, accessibility_needs, disability_status.
+      'dietary',
+      'diet',
+      'accessibility',
+      'disability',
+      'disabilities',
+      'impairment',
+      'impairments',
     ) ||
     (n.has('contact', 'personal') && n.has('info', 'information', 'details', 'data')) ||
     (n.has('emergency') && ['contact', 'contacts'].includes(n.words[n.words.length - 1] ?? '')) ||

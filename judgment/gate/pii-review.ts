@@ -48,7 +48,7 @@ const NON_PERSON: ReadonlySet<string> = new Set([
 const ROLE_NOUNS = words(`
   salesperson salesman saleswoman manager composer author director actor writer editor owner recipient sender
   assignee reporter approver reviewer requester representative agent driver passenger patient physician doctor
-  nurse teacher instructor student employee
+  nurse teacher instructor student employee signer signatory cosigner buyer champion stakeholder influencer
 `);
 
 const MACHINE_CATEGORIES = new Set<PiiCategory>(['ip_address', 'address', 'postal_code', 'precise_location', 'email']);

@@ -13,7 +13,7 @@ import {
   type Verdict,
 } from './concept-verdict';
 import { FREE_TEXT_HEADS, readDescription } from './description-reader';
-import { expandWords } from './identifier';
+import { CUSTOM_SUFFIX, expandWords } from './identifier';
 import { actorVerb, flagMarker, isPlural, statisticMarker } from './markers';
 import { shapeOf, toItems, type ColumnShape } from './name-shape';
 import { keyTypeOf, tableContext, type TableContext } from './table-context';
@@ -153,8 +153,16 @@ function decideByName(column: CatalogColumn, shape: ColumnShape, family: TypeFam
     if (column.foreign_key !== undefined) return notPii('identifier', 0.85, `foreign key with ${tokensText}`);
     // A column named after a person's role (manager, salesperson, contact_person) holds that person.
     if (isPersonWord(last) && !isOrgWord(last)) {
+      // Referred_Contact__c, Onboarding_Manager__c: a CRM custom field named for a role alone is a lookup, which
+      // holds the related record's id; one that holds the person's name says so (Referring_Rep_Name__c).
+      if (CUSTOM_SUFFIX.test(column.name) && !isPlural(last) && TEXTUAL.has(family))
+        return notPii(
+          'identifier',
+          0.6,
+          `${tokensText} on a custom field named for a role alone: a lookup to the ${singular(last)}'s record, not a name`,
+        );
       // invoice.customer, subscription.customer: the processor's key for the customer (cus_...), not a name.
-      // onboarding_manager__c typed varchar(18) like the row's own key: a lookup to the manager's record.
+      // account_manager typed varchar(18) like the row's own key: a lookup to the manager's record.
       if (
         !isPlural(last) &&
         TEXTUAL.has(family) &&

@@ -7,6 +7,7 @@ import {
   STAT_PERIODS,
   STAT_PREFIXES,
   STAT_SUFFIXES,
+  isPersonWord,
 } from './vocabulary';
 import { singular } from '../words';
 
@@ -20,7 +21,10 @@ export function isPlural(word: string): boolean {
   return singular(word) !== word;
 }
 
-/** The word that makes a name a statistic about people (count, avg, "number of", "weekly active"), if any. */
+/**
+ * The word that makes a name a statistic about people (count, avg, "number of", "weekly active", "contacts with"),
+ * if any.
+ */
 export function statisticMarker(tokens: readonly string[]): string | undefined {
   const first = tokens[0];
   const last = tokens[tokens.length - 1];
@@ -30,7 +34,11 @@ export function statisticMarker(tokens: readonly string[]): string | undefined {
   const next = tokens[1] as string;
   if ((first === 'number' || first === 'n') && (next === 'of' || isPlural(next))) return `${first} ${next}`;
   for (let i = 0; i + 1 < tokens.length; i++) {
-    if (STAT_PERIODS.has(tokens[i] as string) && tokens[i + 1] === 'active') return `${tokens[i]} active`;
+    const word = tokens[i] as string;
+    if (STAT_PERIODS.has(word) && tokens[i + 1] === 'active') return `${word} active`;
+    // contacts_with_email, users_without_mfa: the people who have it, counted or listed, not one person's value.
+    if ((tokens[i + 1] === 'with' || tokens[i + 1] === 'without') && isPlural(word) && isPersonWord(word))
+      return `${word} ${tokens[i + 1]}`;
   }
   return undefined;
 }

@@ -1,5 +1,14 @@
 import { splitIdentifier, expandWords } from './identifier';
-import { isOrgWord, isPersonWord, PHRASES, VALUE_SUFFIXES, EXTRA_SUFFIXES, WORDS, type Concept } from './vocabulary';
+import {
+  isOrgWord,
+  isPersonWord,
+  PHRASES,
+  TAIL_PREPOSITIONS,
+  VALUE_SUFFIXES,
+  EXTRA_SUFFIXES,
+  WORDS,
+  type Concept,
+} from './vocabulary';
 import { namePath, singular } from '../words';
 
 /**
@@ -74,7 +83,11 @@ export function shapeOf(name: string): ColumnShape {
   return joined.concept ? joined : shape;
 }
 
-/** Finds the value concept: the last concept whose following tokens are only value suffixes. */
+/**
+ * Finds the value concept: the last concept whose following tokens are only value suffixes, up to a preposition that
+ * opens a qualifying tail (ip_address_at_signup, phone_for_alerts): the tail's words qualify the value, like a prefix's.
+ * A preposition that ends the name opens no tail: login_at, verified_on are when it happened (the timestamp convention).
+ */
 export function leafShape(items: Item[], qualifiers: string[], words: string[], rawLeaf: string[]): ColumnShape {
   for (let i = items.length - 1; i >= 0; i--) {
     const item = items[i] as Item;
@@ -82,9 +95,11 @@ export function leafShape(items: Item[], qualifiers: string[], words: string[], 
     // avatar_url, photo_path: the link to a photo is read as the photo.
     if (item.concept === 'web' && items.slice(0, i).some((t) => t.concept === 'photo')) continue;
     const extra = EXTRA_SUFFIXES[item.concept];
-    const tailOk = items
-      .slice(i + 1)
-      .every((t) => VALUE_SUFFIXES.has(t.text) || /^[0-9]+$/.test(t.text) || extra?.has(t.text));
+    const rest = items.slice(i + 1);
+    const cut = rest.findIndex((t, k) => TAIL_PREPOSITIONS.has(t.text) && k < rest.length - 1);
+    const tailOk = (cut < 0 ? rest : rest.slice(0, cut)).every(
+      (t) => VALUE_SUFFIXES.has(t.text) || /^[0-9]+$/.test(t.text) || extra?.has(t.text),
+    );
     if (!tailOk) break;
     // Nearest qualifier first: in contact_company_phone the company, not the contact, owns the phone.
     const before = items

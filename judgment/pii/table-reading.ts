@@ -303,18 +303,38 @@ function isSetting(name: string, type: string): boolean {
 function describedRowKind(text: string | undefined): { kind: NounKind; word: string } | undefined {
   if (!text) return undefined;
   const sentence = text.split(/[.;:\n]/)[0] ?? '';
-  const w = splitWords(sentence);
+  // A noun phrase ends at a comma or bracket: its words keep the piece of the sentence they are in.
+  const pieces = sentence.split(/[,()[\]]/).map(splitWords);
+  const w = pieces.flat();
+  const pieceOf = pieces.flatMap((p, k) => p.map(() => k));
   const rowAt = w.findIndex((x, i) => ROW_WORDS.has(x) && ROW_LINKS.has(w[i + 1] ?? ''));
   let start = rowAt >= 0 ? rowAt + 2 : 0;
   while (start < w.length && FILLERS.has(w[start] as string)) start++;
-  // The noun may follow an adjective or two ("each active company account").
+  // The noun may follow an adjective or two ("each active company account"). English compounds end in their head, and
+  // a noun that modifies another is singular: "customer and partner companies" are companies, "company contacts"
+  // people, while a plural is a head itself ("users and companies" are users). The phrase ends at a preposition.
   for (let i = start; i < Math.min(w.length, start + 3); i++) {
-    const word = singular(w[i] as string);
-    const kind = describedNoun(word);
-    if (kind) return { kind, word };
+    let raw = w[i] as string;
+    let kind = describedNoun(singular(raw));
+    if (!kind) continue;
+    for (let j = i + 1; j < w.length && singular(raw) === raw; j++) {
+      const next = w[j] as string;
+      if (pieceOf[j] !== pieceOf[i] || PHRASE_ENDS.has(next)) break;
+      const nextKind = describedNoun(singular(next));
+      if (nextKind) {
+        raw = next;
+        kind = nextKind;
+      }
+    }
+    return { kind, word: singular(raw) };
   }
   return undefined;
 }
+
+/** Words that end a description's opening noun phrase ("companies of the CRM", "customers who bought"). */
+const PHRASE_ENDS = words(`
+  of in from with without that which who whose where when by per for at on to than as into across within via
+`);
 
 function describedNoun(word: string): NounKind | undefined {
   if (HOLDER_NOUNS.has(word) || PERSON_NOUNS.has(word)) return 'person';

@@ -135,7 +135,9 @@ export const PHRASES: ReadonlyMap<string, Concept> = phraseMap({
   postal: 'postal code, post code, zip code, pin code',
   ip: 'ip address, remote address',
   email: 'email address, e mail address, e mail, mail address',
-  phone: 'phone number',
+  phone: `
+    phone number, callback number, call back number, contact number, whatsapp number, sms number, landline number
+  `,
   card: 'card number, credit card, debit card, card cvv',
   bank: 'bank account, routing number, sort code',
   account_number: 'account number',
@@ -171,7 +173,7 @@ export const WORDS: ReadonlyMap<string, Concept> = wordMap({
   postal: 'zip zipcode postcode postalcode pincode',
   ip: 'ip',
   email: 'email mail',
-  phone: 'phone mobile cell fax msisdn',
+  phone: 'phone mobile cell fax msisdn landline',
   extension: 'extension ext',
   national: 'ssn sin nin tin itin tfn passport aadhaar nric pesel cpf',
   card: 'pan cvv cvc',
@@ -186,7 +188,8 @@ export const WORDS: ReadonlyMap<string, Concept> = wordMap({
   free_text: 'notes note comments comment remarks remark bio biography memo resume cv',
   personal_record: `
     profile demographics demographic skills skillset allergies allergy medications diagnoses diagnosis symptoms
-    ethnicity religion hobbies traits attributes
+    ethnicity religion hobbies traits attributes dietary diet accessibility disability disabilities impairment
+    impairments
   `,
   kin: 'kin',
   photo: 'photo photograph picture image avatar portrait headshot selfie',
@@ -206,7 +209,7 @@ export const PERSON_NOUNS = words(`
   salesman representative agent clerk assignee reviewer approver requester reporter buyer profile prospect lead
   hire emergency kin husband wife sibling mother father director actor cashier technician engineer consultant
   intern trainee officer caller sender shopper consumer insured policyholder enrollee caregiver carer respondent
-  saleswoman writer editor
+  saleswoman writer editor champion signer signatory cosigner stakeholder influencer
 `);
 
 /** Person nouns for people who are paid: evidence that a pay column is an individual's pay. */
@@ -331,6 +334,8 @@ export const EXTRA_SUFFIXES: Partial<Record<Concept, ReadonlySet<string>>> = {
   geo: new Set(['code', 'cd', 'name', 'description', 'iso', 'abbr', 'abbreviation']),
   birth: new Set(['date', 'year', 'day', 'month']),
   free_text: new Set(['body', 'content', 'details']),
+  // dietary_requirements, accessibility_needs: what the person needs is still the person's record.
+  personal_record: words('needs requirements requirement restrictions restriction preferences preference'),
   photo: new Set(['path', 'url', 'uri', 'file', 'blob', 'data', 'link']),
 };
 
@@ -356,6 +361,12 @@ export const BANK_CONTEXT = words(`
 /** Last words of a name that make it a key (customer_id, order_ref), not the value it names. */
 export const ID_SUFFIXES = new Set(['id', 'key', 'uuid', 'guid', 'pk', 'fk', 'sk', 'ref', 'oid', 'uid', 'nk']);
 export const CODE_SUFFIXES = new Set(['number', 'code', 'cd']);
+
+/**
+ * Prepositions that open a tail qualifying the value before them (ip_address_at_signup, phone_for_alerts,
+ * email_on_file): the value word stays what the column holds. "of" is not one: phrases span it (date of birth).
+ */
+export const TAIL_PREPOSITIONS = words('at on upon during when via for from');
 
 /** Qualities of a name that defer to the table ("legal_name" on a person table is a person's name). */
 export const NAME_QUALITIES = words(`
