@@ -27,6 +27,7 @@ import { fileStateStore } from '../state/file/store';
 import { usageDay } from '../state/store';
 import { paceKey } from '../llm/client';
 import type { SweepPlan } from '../activities/plan';
+import { sweepTimeline } from './timeline';
 
 const SCENARIO = 'daily-quota-3';
 const ENTITIES = 45;
@@ -163,9 +164,10 @@ async function argus(
   fp.reset();
   return withArgus(async (client, taskQueue) => {
     const t0 = performance.now();
-    const report = (await client.workflow.execute('sweepWorkflow', {
+    const workflowId = `sweep/bench-exhaustion/${Date.now()}`;
+    const handle = await client.workflow.start('sweepWorkflow', {
       taskQueue,
-      workflowId: `sweep/bench-exhaustion/${Date.now()}`,
+      workflowId,
       args: [
         {
           catalog: { kind: 'file', path: file },
@@ -174,8 +176,16 @@ async function argus(
           endpoints: [{ id: 'quota-3', baseUrl: fp.baseUrl(SCENARIO), model: 'fake-model', apiKeyEnv: 'FAKE_KEY' }],
         },
       ],
-    })) as SweepReport;
+    });
+    const report = (await handle.result()) as SweepReport;
     const f = figures(fp, t0, report.partial ? 'partial report' : 'complete report');
+    // --timeline: where ARGUS's wall time went, one line per activity (ms after the sweep started).
+    if (process.argv.includes('--timeline'))
+      for (const s of await sweepTimeline(client, workflowId, handle.firstExecutionRunId, 1))
+        process.stderr.write(
+          `  ${String(Math.round(s.startedMs)).padStart(6)} → ${String(Math.round(s.closedMs)).padStart(6)} ms ` +
+            `(queued ${Math.round(s.startedMs - s.scheduledMs)} ms)  ${s.workflow}: ${s.activity}\n`,
+        );
     return {
       ...f,
       partial: report.partial,

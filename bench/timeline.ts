@@ -45,7 +45,8 @@ function spansOf(events: Event[], workflow: string, t0: number): Span[] {
 
 /**
  * Every activity of a sweep, from its histories: each run of its continue-as-new chain, then its Arbiter children
- * page by page until the first page past `pages` (the first pass's) that has none. Sorted by start.
+ * page by page (each part of a page) until the first page past `pages` (the first pass's) that has none. Sorted by
+ * start.
  */
 export async function sweepTimeline(
   client: Client,
@@ -63,14 +64,19 @@ export async function sweepTimeline(
     runId = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
   }
   for (let n = 0; ; n++) {
-    let events: Event[];
-    try {
-      events = (await client.workflow.getHandle(arbiterWorkflowId(sweepId, n)).fetchHistory()).events ?? [];
-    } catch {
-      if (n >= pages) break;
-      continue; // a page that failed before its review has no Arbiter
+    let found = 0;
+    // A page's reviews: its lineage part, its descriptions (or every proposal), its PII part (pageFixedPoint).
+    for (const part of ['lineage', undefined, 'pii'] as const) {
+      try {
+        const events: Event[] =
+          (await client.workflow.getHandle(arbiterWorkflowId(sweepId, n, part)).fetchHistory()).events ?? [];
+        spans.push(...spansOf(events, `arbiter ${n}${part ? ` ${part}` : ''}`, t0));
+        found++;
+      } catch {
+        // that part had nothing to review, or the page failed before its review
+      }
     }
-    spans.push(...spansOf(events, `arbiter ${n}`, t0));
+    if (found === 0 && n >= pages) break;
   }
   return spans.sort((a, b) => a.startedMs - b.startedMs);
 }
