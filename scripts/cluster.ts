@@ -123,6 +123,27 @@ async function choosePorts(
   return ports;
 }
 
+/**
+ * A /metrics port for each worker about to start: the one it had where that is still free, else a fresh one in
+ * the cluster's range that no port of the cluster holds.
+ */
+async function chooseMetricsPorts(state: ClusterState, starting: number[]): Promise<void> {
+  const ports = (state.metricsPorts ??= {});
+  const taken = new Set<number>([...Object.values(state.ports), ...Object.values(ports)]);
+  for (const n of starting) {
+    const old = ports[n];
+    if (old && inRange(old) && (await portFree(old))) continue;
+    for (;;) {
+      const p = PORT_RANGE[0] + Math.floor(Math.random() * (PORT_RANGE[1] - PORT_RANGE[0]));
+      if (!taken.has(p) && (await portFree(p))) {
+        taken.add(p);
+        ports[n] = p;
+        break;
+      }
+    }
+  }
+}
+
 function oneShot(paths: ClusterPaths, job: OneShot, script: string, env: Record<string, string>, timeoutMs: number) {
   runStep(`docker-compose.yml ${job.service}`, ['/bin/sh', '-c', script], {
     env: { ...baseEnv(paths), ...env },
@@ -149,6 +170,9 @@ function workerEnv(topology: Topology, paths: ClusterPaths, state: ClusterState,
     ),
     // Compose's /data is each container's own: here each worker gets a folder of its own.
     ARGUS_STATE_DIR: paths.workerDir(n),
+    // Compose's workers each serve /metrics on a network of their own; here they share 127.0.0.1, a port each.
+    ARGUS_METRICS_HOST: HOST,
+    ARGUS_METRICS_PORT: String(state.metricsPorts?.[n]),
     ARGUS_CLUSTER_WORKER: markers.worker(paths, n).slice('ARGUS_CLUSTER_WORKER='.length),
   };
 }
@@ -222,6 +246,7 @@ async function up(paths: ClusterPaths, workers: number): Promise<void> {
         workers: {},
       },
       workers,
+      metricsPorts: { ...previous?.metricsPorts },
     };
     // Workers still running keep the addresses they were started with: when those moved, they start again.
     const moved =
@@ -337,6 +362,8 @@ async function up(paths: ClusterPaths, workers: number): Promise<void> {
         timeoutMs: 600_000,
         log: path.join(paths.logs, 'ensure-deps.log'),
       });
+      await chooseMetricsPorts(state, missing);
+      writeClusterState(paths, state);
       const pids = await Promise.allSettled(missing.map((n) => startWorker(topology, paths, state, n)));
       pids.forEach((r, i) => {
         if (r.status === 'fulfilled') state.pids.workers[String(missing[i])] = r.value;
@@ -355,7 +382,8 @@ async function up(paths: ClusterPaths, workers: number): Promise<void> {
       [
         `Temporal ${topology.serverVersion} on ${address(state)}, namespace ${topology.namespace}, persistence ${topology.persistence}`,
         `PostgreSQL on ${HOST}:${ports.postgres}: ${db.database}, ${db.visibilityDatabase}, argus_state`,
-        `${workers} ARGUS worker(s) on the PostgreSQL state store (pids ${Object.values(state.pids.workers).join(', ')})`,
+        `${workers} ARGUS worker(s) on the PostgreSQL state store (pids ${Object.values(state.pids.workers).join(', ')})` +
+          metricsText(state, Object.keys(state.pids.workers)),
         `data and logs in ${rel(paths.dir)}; stop with: npm run cluster -- down`,
         `use it: TEMPORAL_ADDRESS=${address(state)} npm run argus -- sweep start --demo`,
       ].join('\n'),
@@ -399,6 +427,15 @@ async function down(paths: ClusterPaths): Promise<void> {
   }
 }
 
+/** Where the given workers serve /metrics, for the human lines of `up` and `status` ('' when none does). */
+function metricsText(state: ClusterState, workers: string[]): string {
+  const urls = workers.flatMap((n) => {
+    const port = state.metricsPorts?.[n];
+    return port ? [`http://${HOST}:${port}/metrics`] : [];
+  });
+  return urls.length ? `; metrics at ${urls.join(', ')}` : '';
+}
+
 /** The line scripts parse: exactly these keys, in this order, with this spacing. */
 function statusJson(state: ClusterState, workers: number): string {
   const q = JSON.stringify;
@@ -436,7 +473,11 @@ function status(paths: ClusterPaths, json: boolean): number {
       `PostgreSQL   ${pg ? `running on ${HOST}:${state.ports.postgres} (pid ${state.pids.postgres})` : 'stopped'}`,
       `Temporal     ${server ? `${serving ? 'SERVING' : 'running, not SERVING'} on ${address(state)} (pid ${state.pids.temporal})` : 'stopped'}, ` +
         `version ${state.serverVersion}, namespace ${state.namespace}, persistence ${state.persistence}`,
-      `workers      ${live.length} of ${state.workers} running${live.length ? ` (pids ${live.map(([, p]) => p).join(', ')})` : ''}`,
+      `workers      ${live.length} of ${state.workers} running${live.length ? ` (pids ${live.map(([, p]) => p).join(', ')})` : ''}` +
+        metricsText(
+          state,
+          live.map(([n]) => n),
+        ),
       `data         ${rel(paths.dir)}; logs ${logs}`,
     ].join('\n'),
   );

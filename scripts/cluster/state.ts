@@ -11,6 +11,11 @@ export interface ClusterState {
   persistence: string;
   ports: ServerPorts & { postgres: number };
   pids: { postgres: number | null; temporal: number | null; workers: Record<string, number> };
+  /**
+   * Each worker's /metrics port on 127.0.0.1, by worker number: chosen when it first starts and reused by later
+   * `up`s where free. Absent in a cluster.json written before workers served metrics.
+   */
+  metricsPorts?: Record<string, number>;
   /** How many workers the last `up` asked for. */
   workers: number;
 }
