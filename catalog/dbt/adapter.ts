@@ -26,6 +26,7 @@ import {
   type DbtProjectRead,
 } from './manifest';
 import { applyChange } from '../entity-repairs';
+import { removeLeftovers, tempFilesOf, writeFileAtomic } from '../../state/file/fs';
 import { DEFAULT_SAMPLE_LIMITS, DbtSampleError, dbtShow, sampleQuery, type SampleLimits } from './sample-values';
 import {
   addPiiTag,
@@ -80,15 +81,18 @@ async function readText(file: string): Promise<string | null> {
   }
 }
 
+/**
+ * Write (or, for null, remove) a file of the project whole or not at all, as the state files are written: a
+ * temporary `<name>.<pid>.<random>.tmp` renamed into place (dbt reads no `.tmp` file), removed when the write fails.
+ * A kill between the two leaves one beside the YAML; the next write of that file removes those old enough to be no
+ * live writer's (LEFTOVER_AGE_MS), so the project's folders do not collect them.
+ */
 async function writeText(file: string, text: string | null): Promise<void> {
-  if (text === null) {
-    await fs.rm(file, { force: true });
-    return;
-  }
-  await fs.mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  await fs.writeFile(tmp, text);
-  await fs.rename(tmp, file);
+  const dir = path.dirname(file);
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  await removeLeftovers(dir, tempFilesOf(path.basename(file), names));
+  if (text === null) await fs.rm(file, { force: true });
+  else await writeFileAtomic(file, text);
 }
 
 export class DbtCatalogAdapter implements CatalogAdapter {

@@ -1,7 +1,7 @@
 // A sweep of a real dbt project through Temporal: jaffle_shop copied, built and documented with real dbt, swept
 // by a worker in this process; the YAML files change only on repaired lines, `dbt parse` is green afterwards with
 // the new descriptions and tags in its manifest, a second sweep writes nothing, and undo restores every file.
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { runSweep, useArgusWorker } from '../support/argus-worker';
 import { dbtParse, prepareJaffleShop, type JaffleShop } from '../support/dbt';
@@ -51,7 +51,29 @@ describe('a sweep of jaffle_shop', () => {
   beforeAll(async () => {
     shop = await prepareJaffleShop();
     before = yamlFiles(shop.dir);
+    // Beside every YAML file, what a killed write would have left: one old temporary file (a dead writer's) and
+    // one from a moment ago (it could be a live writer's).
+    const hourAgo = new Date(Date.now() - 3600_000);
+    for (const file of before.keys()) {
+      const at = path.join(shop.dir, file);
+      writeFileSync(`${at}.4000001.oldkill.tmp`, 'models:\n  - name: half');
+      utimesSync(`${at}.4000001.oldkill.tmp`, hourAgo, hourAgo);
+      writeFileSync(`${at}.4000002.newkill.tmp`, 'models:\n  - name: half');
+    }
     report = await sweep({ catalog: { kind: 'dbt', projectDir: shop.dir } });
+  });
+
+  test("a YAML file's write removes its dead writers' temporary files, not a recent one", () => {
+    const changed = [...before.keys()].filter((f) => readFileSync(path.join(shop.dir, f), 'utf8') !== before.get(f));
+    expect(changed.length).toBeGreaterThan(0);
+    for (const file of changed) {
+      const at = path.join(shop.dir, file);
+      expect({
+        file,
+        old: existsSync(`${at}.4000001.oldkill.tmp`),
+        recent: existsSync(`${at}.4000002.newkill.tmp`),
+      }).toEqual({ file, old: false, recent: true });
+    }
   });
 
   test('writes into the YAML files, touching only repaired lines; dbt parse is green and sees the repairs', async () => {
