@@ -1,4 +1,4 @@
-// npm run bench:exhaustion [-- --json]
+// npm run bench:exhaustion [-- --json] [--timeline] [--page-fixed-point on|off]
 // The seed's scenario side by side: 45 entities, one endpoint whose daily quota is spent after 3 calls.
 //   argus          a model-review sweep on a throwaway dev server (real worker, real Temporal)
 //   naive          every 429 retried six times with exponential backoff, body never read
@@ -22,7 +22,7 @@ import { entityEvidence } from '../activities/model/model-review';
 import { SYSTEM_PROMPTS, userMessage } from '../llm/prompts';
 import type { SweepReport } from '../domain/report';
 import { CatalogFile } from '../domain/catalog';
-import { ROOT, startDevServer } from './support';
+import { ROOT, pageFixedPointArg, startDevServer } from './support';
 import { fileStateStore } from '../state/file/store';
 import { usageDay } from '../state/store';
 import { paceKey } from '../llm/client';
@@ -174,6 +174,7 @@ async function argus(
           review: 'model',
           agentBackend: 'rules',
           endpoints: [{ id: 'quota-3', baseUrl: fp.baseUrl(SCENARIO), model: 'fake-model', apiKeyEnv: 'FAKE_KEY' }],
+          ...pageFixedPointArg(),
         },
       ],
     });

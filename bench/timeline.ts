@@ -20,7 +20,21 @@ function spansOf(events: Event[], workflow: string, t0: number): Span[] {
   const scheduled = new Map<string, { activity: string; at: number }>();
   const started = new Map<string, number>();
   const out: Span[] = [];
+  let task: { scheduledAt: number; startedAt?: number } | undefined;
   for (const e of events) {
+    // Workflow tasks too: the time the workflow's own code and the server's bookkeeping take between activities.
+    if (e.workflowTaskScheduledEventAttributes) task = { scheduledAt: msOf(e.eventTime) };
+    if (e.workflowTaskStartedEventAttributes && task) task.startedAt = msOf(e.eventTime);
+    if ((e.workflowTaskCompletedEventAttributes ?? e.workflowTaskFailedEventAttributes) && task) {
+      out.push({
+        workflow,
+        activity: '(workflow task)',
+        scheduledMs: task.scheduledAt - t0,
+        startedMs: (task.startedAt ?? task.scheduledAt) - t0,
+        closedMs: msOf(e.eventTime) - t0,
+      });
+      task = undefined;
+    }
     const s = e.activityTaskScheduledEventAttributes;
     if (s) scheduled.set(String(e.eventId), { activity: s.activityType?.name ?? '?', at: msOf(e.eventTime) });
     const st = e.activityTaskStartedEventAttributes;
