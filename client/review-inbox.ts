@@ -6,6 +6,13 @@ import { progressQuery, type PendingReview } from '../workflows/messages';
 import type { ProposalChange } from '../domain/proposal';
 import { pendingReviews, reviewDecisions, sendDecisions } from './review';
 import type { CatalogText, ReviewDetails } from './review-details';
+import {
+  forgetDecision,
+  NothingToForget,
+  standingDecisions,
+  type StandingDecision,
+} from '../activities/forget-decision';
+import type { StateStore } from '../state/store';
 
 /** One proposal waiting for a person, with what the sweep's state adds when this server can read it. */
 export interface InboxProposal extends PendingReview {
@@ -26,6 +33,15 @@ export interface InboxSweep {
   deadline?: string;
   proposals: InboxProposal[];
   /** Why evidence or the catalog's text is missing, if it is. */
+  note?: string;
+  /** People's decisions that stand for their shape in the catalog's memory (absent: this server reads no state). */
+  standing?: StandingDecisions;
+}
+
+/** The decisions a sweep section lists (the newest, at most MAX_STANDING), how many stand in all, or why none are read. */
+export interface StandingDecisions {
+  decisions: StandingDecision[];
+  total: number;
   note?: string;
 }
 
@@ -59,6 +75,25 @@ export interface RecordedDecisions {
   stillPending: number;
 }
 
+/** What a steward asks: take back a person's decision on `proposalId` in the memory of the catalog `sweepId` swept. */
+export interface ForgetRequest {
+  sweepId: string;
+  proposalId: string;
+  /** Who takes it back (recorded in the server's log). */
+  by: string;
+}
+
+/** What was forgotten: whose decision, and the entities the next sweep judges afresh. */
+export interface ForgottenDecision {
+  sweepId: string;
+  proposalId: string;
+  catalog: string;
+  by: string;
+  /** Who made the decision (absent: the memory held only what was rejected on it). */
+  reviewer?: string;
+  forgotten: string[];
+}
+
 /** A refused request: its HTTP status and a message for the person (nothing was changed). */
 export class ReviewRefusal extends Error {
   override name = 'ReviewRefusal';
@@ -70,10 +105,12 @@ export class ReviewRefusal extends Error {
   }
 }
 
-/** What the review server needs: the proposals waiting now, and a way to decide some. */
+/** What the review server needs: the proposals waiting now, a way to decide some, and (with state) to forget one. */
 export interface ReviewBackend {
   inbox(): Promise<Inbox>;
   decide(req: DecisionRequest): Promise<RecordedDecisions>;
+  /** Absent: this server reads no state store, and the page offers no Forget. */
+  forget?(req: ForgetRequest): Promise<ForgottenDecision>;
 }
 
 /** Task queue names the listing's visibility filter takes as they are (no quote to escape). */
@@ -88,6 +125,8 @@ const QUERY_LANES = 8;
 const MAX_IDS = 500;
 const MAX_NOTE = 2000;
 const MAX_REVIEWER = 200;
+/** Standing decisions listed per sweep section: the newest; the rest are counted (and `argus review forget` takes any). */
+export const MAX_STANDING = 50;
 
 async function inLanes<T, R>(items: T[], lanes: number, fn: (t: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
@@ -103,10 +142,16 @@ async function inLanes<T, R>(items: T[], lanes: number, fn: (t: T) => Promise<R>
   return out;
 }
 
-/** The review page's backend on a Temporal client; `details` adds evidence and catalog text when given. */
+/**
+ * The review page's backend on a Temporal client; `details` adds evidence and catalog text when given, `state` (the
+ * workers' state store) the decisions that stand for their shape in each sweep's catalog memory, and Forget.
+ */
 export function temporalReviewBackend(opts: {
   client: Client;
   details?: ReviewDetails;
+  state?: StateStore;
+  /** Where a state store's own errors go (the page says only that its memory could not be read). */
+  log?: (line: string) => void;
   /** Only sweeps on this task queue. */
   taskQueue?: string;
   queryTimeoutMs?: number;
@@ -168,10 +213,12 @@ export function temporalReviewBackend(opts: {
     } else {
       sweep.note = 'evidence and the catalog text are not read by this server';
     }
+    if (opts.state) sweep.standing = await standingOf(opts.state, sweepId, opts.log);
     return sweep;
   }
 
   return {
+    ...(opts.state ? { forget: (req: ForgetRequest) => forget(opts.state!, req) } : {}),
     async inbox() {
       const at = now().toISOString();
       const { ids, notListed } = await runningSweeps();
@@ -246,4 +293,44 @@ export function temporalReviewBackend(opts: {
       }
     },
   };
+}
+
+/** A sweep's standing decisions for its section: the PII tags' (what a shape rests on), newest first. */
+async function standingOf(
+  state: StateStore,
+  sweepId: string,
+  log?: (line: string) => void,
+): Promise<StandingDecisions> {
+  try {
+    const { decisions } = await standingDecisions(state, sweepId);
+    const shaped = decisions.filter((d) => d.shape !== undefined || d.byShape.length > 0);
+    return { decisions: shaped.slice(0, MAX_STANDING), total: shaped.length };
+  } catch (e) {
+    if (!(e instanceof NothingToForget)) log?.(`[review] standing decisions of ${sweepId}: ${(e as Error).message}`);
+    // The page lists the proposals all the same; a store's own error message stays out of it.
+    return {
+      decisions: [],
+      total: 0,
+      note:
+        e instanceof NothingToForget
+          ? e.message
+          : "the decisions that stand in the catalog's memory could not be read by this server",
+    };
+  }
+}
+
+async function forget(state: StateStore, req: ForgetRequest): Promise<ForgottenDecision> {
+  const by = req.by.trim();
+  if (!by || by.length > MAX_REVIEWER)
+    throw new ReviewRefusal(400, `name the person forgetting (1 to ${MAX_REVIEWER} characters): nothing was changed`);
+  if (!req.sweepId || req.sweepId.length > 300 || !req.proposalId || req.proposalId.length > 300)
+    throw new ReviewRefusal(400, 'a sweep id and a proposal id of at most 300 characters: nothing was changed');
+  try {
+    const r = await forgetDecision(state, req.sweepId, req.proposalId);
+    return { sweepId: req.sweepId, by, ...r };
+  } catch (e) {
+    if (e instanceof NothingToForget)
+      throw new ReviewRefusal(e.missing === 'memory' ? 409 : 404, `${e.message}: nothing was changed`);
+    throw e;
+  }
 }

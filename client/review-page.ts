@@ -4,7 +4,8 @@
 import { PROPOSAL_KINDS, type ProposalKind } from '../domain/proposal';
 import { basisOfArgusText } from '../judgment/description-evidence';
 import { DECIDED_BEFORE } from '../judgment/pii/shape';
-import type { Inbox, InboxProposal, InboxSweep, RecordedDecisions } from './review-inbox';
+import type { ForgottenDecision, Inbox, InboxProposal, InboxSweep, RecordedDecisions } from './review-inbox';
+import type { StandingDecision } from '../activities/forget-decision';
 import type { CatalogText } from './review-details';
 
 /** Escape text for HTML element content and quoted attribute values. */
@@ -137,7 +138,12 @@ export function groupsOf(s: InboxSweep): Group[] {
 export const actionValue = (decision: 'approved' | 'rejected', scope: 'one' | 'group' | 'selected', ...at: string[]) =>
   [decision, scope, ...at.map(encodeURIComponent)].join('|');
 
+/** The value of a Forget button: which sweep's catalog memory, which person's decision (parsed by the server). */
+export const forgetValue = (sweepId: string, proposalId: string) =>
+  [sweepId, proposalId].map(encodeURIComponent).join('|');
+
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+const entities = (n: number) => `${n} ${n === 1 ? 'entity' : 'entities'}`;
 
 function layout(title: string, body: string): string {
   return (
@@ -228,7 +234,70 @@ function proposalCard(p: InboxProposal, s: number, sweep: InboxSweep, open: bool
   );
 }
 
-function sweepSection(sweep: InboxSweep, s: number, now: Date): string {
+/** A shape in the page's words: the column name as words, the category, the table reading when known. */
+function shapeCell(shape: string | undefined): string {
+  if (shape === undefined) return '<span class="muted">not known</span>';
+  const [words = '', category = '', reading = '-'] = shape.split('|');
+  return (
+    `column “${esc(words)}” · <code>${esc(category)}</code>` +
+    (reading === '-' ? '' : ` · <span class="reading">${esc(reading)} table</span>`)
+  );
+}
+
+function standingRow(d: StandingDecision, sweepId: string, forgettable: boolean): string {
+  const others = d.byShape.length
+    ? `${d.byShape.length} other ${d.byShape.length === 1 ? 'entity' : 'entities'}: ` +
+      d.byShape
+        .slice(0, 3)
+        .map((id) => `<code>${esc(id)}</code>`)
+        .join(', ') +
+      (d.byShape.length > 3 ? ', …' : '')
+    : 'none yet';
+  const decision = d.decision
+    ? esc(d.decision) +
+      (d.supersededBy
+        ? ` <span class="muted">(a later decision, ${esc(d.supersededBy)}, now speaks for the shape)</span>`
+        : '')
+    : '<span class="muted">forgotten; a sweep running then rejected these on it</span>';
+  const button = forgettable
+    ? `<button type="submit" formaction="/forget" formmethod="post" name="forget" value="${esc(forgetValue(sweepId, d.proposalId))}" class="forget" aria-label="Forget ${esc(d.proposalId)}">Forget</button>`
+    : '';
+  return (
+    `<tr data-decision="${esc(d.proposalId)}"><td><code class="pid">${esc(d.proposalId)}</code></td>` +
+    `<td>${d.entityId !== undefined ? esc(d.entityId) : '<span class="muted">not in the memory</span>'}</td>` +
+    `<td>${shapeCell(d.shape)}</td><td>${decision}</td><td>${esc(d.reviewer ?? '')}</td>` +
+    `<td>${d.at ? `<time datetime="${esc(d.at)}">${esc(d.at.slice(0, 10))}</time>` : ''}</td>` +
+    `<td>${others}</td><td>${button}</td></tr>`
+  );
+}
+
+/** The decisions that stand for their shape in the memory of the catalog a sweep sweeps, each with a Forget. */
+function standingBlock(sweep: InboxSweep, forgettable: boolean): string {
+  const st = sweep.standing;
+  if (!st) return '';
+  const intro =
+    `<p class="muted">A person’s decision on a PII tag is evidence for every column of its shape in ${esc(sweep.catalog || 'this catalog')}: ` +
+    'the gate rejects a tag of a shape a person rejected, and holds one a person approved under “decided before”. ' +
+    'Forget takes a decision back: its entity and every entity decided by its shape are judged afresh next sweep ' +
+    '(a sweep running now read the decisions at its start).</p>';
+  const body =
+    st.decisions.length === 0
+      ? `<p class="empty">${st.note ? esc(st.note) : 'No person’s decision stands for its shape in this catalog’s memory.'}</p>`
+      : '<table class="standing"><thead><tr><th>Proposal</th><th>Entity</th><th>Shape</th><th>Decision</th><th>By</th>' +
+        '<th>On</th><th>Also decided</th><th></th></tr></thead><tbody>' +
+        st.decisions.map((d) => standingRow(d, sweep.sweepId, forgettable)).join('') +
+        '</tbody></table>' +
+        (st.total > st.decisions.length
+          ? `<p class="note">${st.total - st.decisions.length} more not listed (the page lists the ${st.decisions.length} newest): ` +
+            `<code>argus review forget &lt;proposal-id&gt; --sweep ${esc(sweep.sweepId)}</code> takes back any.</p>`
+          : '');
+  return (
+    `<section class="standing" data-sweep="${esc(sweep.sweepId)}"><h3>Decisions that stand for their shape (${st.total})</h3>` +
+    `${intro}${body}</section>`
+  );
+}
+
+function sweepSection(sweep: InboxSweep, s: number, now: Date, forgettable: boolean): string {
   const open = isOpen(sweep, now);
   const groups = groupsOf(sweep);
   const deadline = sweep.deadline
@@ -273,7 +342,10 @@ function sweepSection(sweep: InboxSweep, s: number, now: Date): string {
       );
     })
     .join('');
-  return `<section class="sweep" data-sweep="${esc(sweep.sweepId)}">${head}${controls}${body}${kind ? '</section>' : ''}</section>`;
+  return (
+    `<section class="sweep" data-sweep="${esc(sweep.sweepId)}">${head}${controls}${body}${kind ? '</section>' : ''}` +
+    `${standingBlock(sweep, forgettable)}</section>`
+  );
 }
 
 /** What a sweep recorded after a decision, in one sentence. */
@@ -282,6 +354,15 @@ export function recordedMessage(r: RecordedDecisions): string {
   return (
     `${r.sweepId} recorded ${r.accepted} ${what} by ${r.reviewer}${r.note ? ` (note: “${r.note}”)` : ''}: ` +
     `${r.proposalIds.join(', ')}. ${r.stillPending} still wait for people.`
+  );
+}
+
+/** What was forgotten, in one sentence. */
+export function forgottenMessage(f: ForgottenDecision): string {
+  return (
+    `Forgot ${f.reviewer ?? 'a person'}’s decision on ${f.proposalId} in the memory of ${f.catalog} (by ${f.by}): ` +
+    `${entities(f.forgotten.length)} ${f.forgotten.length === 1 ? 'is' : 'are'} judged afresh next sweep ` +
+    `(${f.forgotten.slice(0, 10).join(', ')}${f.forgotten.length > 10 ? ', …' : ''}).`
   );
 }
 
@@ -299,16 +380,28 @@ export interface InboxPageInput {
   lastReviewer?: string;
   /** What the sweeps recorded for this browser's session, newest first. */
   recorded?: RecordedDecisions[];
+  /** The decisions this browser's session forgot, newest first. */
+  forgotten?: ForgottenDecision[];
+  /** The server forgets decisions (it reads the workers' state): each standing decision gets a Forget button. */
+  canForget?: boolean;
 }
 
 /** The page at `/`: what waits for people across running sweeps, and the one form that decides it. */
 export function renderInboxPage(input: InboxPageInput): string {
   const { inbox, now } = input;
   const total = inbox.sweeps.reduce((n, s) => n + s.proposals.length, 0);
-  const anyOpen = inbox.sweeps.some((s) => isOpen(s, now));
+  const canForget = input.canForget === true;
+  // The Forget buttons are the decide form's too (formaction): forms do not nest, and the name field is in it.
+  const inForm =
+    inbox.sweeps.some((s) => isOpen(s, now)) || (canForget && inbox.sweeps.some((s) => s.standing?.decisions.length));
   const recorded = input.recorded?.length
     ? `<section class="recorded" role="status"><h2>Recorded by the sweeps (this session, newest first)</h2><ul>${input.recorded
         .map((r) => `<li>${esc(recordedMessage(r))}</li>`)
+        .join('')}</ul></section>`
+    : '';
+  const forgotten = input.forgotten?.length
+    ? `<section class="recorded forgotten" role="status"><h2>Forgotten (this session, newest first)</h2><ul>${input.forgotten
+        .map((f) => `<li>${esc(forgottenMessage(f))}</li>`)
         .join('')}</ul></section>`
     : '';
   const who = input.signedIn
@@ -338,9 +431,9 @@ export function renderInboxPage(input: InboxPageInput): string {
   const notListed = inbox.notListed
     ? `<p class="note">${inbox.notListed} more running sweeps were not queried (the page lists at most 100).</p>`
     : '';
-  const sweeps = inbox.sweeps.map((s, i) => sweepSection(s, i, now)).join('');
+  const sweeps = inbox.sweeps.map((s, i) => sweepSection(s, i, now, canForget)).join('');
   const empty = total === 0 ? '<p class="empty">No proposal is waiting for review.</p>' : '';
-  const main = anyOpen
+  const main = inForm
     ? // The first submit button is the form's default: disabled, so Enter in a text field decides nothing.
       `<form method="post" action="/decide" id="decide"><button type="submit" disabled hidden aria-hidden="true" tabindex="-1"></button>` +
       `<input type="hidden" name="csrf" value="${esc(input.csrf)}">${who}${sweeps}</form>`
@@ -349,7 +442,7 @@ export function renderInboxPage(input: InboxPageInput): string {
     'ARGUS review',
     `<header class="top"><h1>ARGUS review</h1><p>${plural(total, 'proposal')} ${total === 1 ? 'waits' : 'wait'} for people in ` +
       `${plural(inbox.sweeps.length, 'running sweep')} · read at <time datetime="${esc(inbox.at)}">${esc(inbox.at)}</time> · <a href="/">reload</a></p>${signedIn}</header>` +
-      `<main>${recorded}${empty}${main}${unreachable}${notListed}</main>`,
+      `<main>${forgotten}${recorded}${empty}${main}${unreachable}${notListed}</main>`,
   );
 }
 
@@ -422,4 +515,8 @@ form.signout button { font-size: 13px; padding: 1px 8px; }
 .readonly, .note { background: #fff8c5; border: 1px solid #d4a72c; padding: 6px 10px; border-radius: 4px; }
 .left { color: #9a6700; }
 code { font-size: 13px; }
+section.standing { border-top: 1px solid #d0d7de; margin-top: 12px; padding-top: 6px; }
+table.standing { border-collapse: collapse; width: 100%; font-size: 14px; }
+table.standing th, table.standing td { text-align: left; padding: 3px 6px; border-bottom: 1px solid #e1e4e8; vertical-align: top; }
+button.forget { background: #fff8c5; border-color: #d4a72c; }
 `;

@@ -28,6 +28,8 @@ import {
   ReviewRefusal,
   TASK_QUEUE_NAME,
   temporalReviewBackend,
+  type ForgetRequest,
+  type ForgottenDecision,
   type RecordedDecisions,
   type ReviewBackend,
 } from './review-inbox';
@@ -36,6 +38,8 @@ import { openReviewDetails, type ReviewDetails } from './review-details';
 import { connectClient } from './connect';
 import { InputError } from './sweeps';
 import { defaultStateDir } from '../activities/paths';
+import { openStateStore } from '../state/open';
+import type { StateStore } from '../state/store';
 
 /** Sent with every answer: no script, no framing, no sniffing, no caching of a page that lists personal data. */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
@@ -159,6 +163,36 @@ export function decisionOfForm(
   return { sweepId, proposalIds, decision, reviewer, ...(note ? { note } : {}) };
 }
 
+/** Per session: what the sweeps recorded for it and what it forgot (newest first, a few), the name it last used. */
+interface SessionHistory {
+  recorded: RecordedDecisions[];
+  forgotten?: ForgottenDecision[];
+  reviewer?: string;
+}
+
+/** The decision a Forget button asks to take back: its value names the sweep and the proposal (forgetValue). */
+export function forgetOfForm(form: URLSearchParams, fixedReviewer?: string): ForgetRequest {
+  const value = form.get('forget');
+  if (!value) throw new Refused(400, 'Nothing to forget', 'press Forget beside a decision: nothing was changed');
+  let parts: string[];
+  try {
+    parts = value.split('|').map(decodeURIComponent);
+  } catch {
+    throw new Refused(400, 'Bad form', 'the Forget button’s value is malformed: nothing was changed');
+  }
+  const [sweepId, proposalId] = parts;
+  if (parts.length !== 2 || !sweepId || !proposalId)
+    throw new Refused(400, 'Bad form', 'the Forget button’s value is malformed: nothing was changed');
+  const by = fixedReviewer ?? (form.get('reviewer') ?? '').trim();
+  if (!by)
+    throw new Refused(
+      400,
+      'Who forgets?',
+      'type your name: forgetting a decision records who did. Nothing was changed',
+    );
+  return { sweepId, proposalId, by };
+}
+
 /** The bind policy of these options, or an InputError saying why the server must not start. */
 function accessPolicy(
   host: string,
@@ -196,8 +230,7 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
   const identity = identityOf(policy);
   const tokenRequired = token !== undefined || stewards !== undefined;
   const sessions = new SessionBook();
-  /** Per session: what the sweeps recorded for it (newest first, a few) and the name it last decided as. */
-  const history = new Map<string, { recorded: RecordedDecisions[]; reviewer?: string }>();
+  const history = new Map<string, SessionHistory>();
   const log = opts.log ?? (() => undefined);
   const now = () => opts.now?.() ?? new Date();
 
@@ -212,6 +245,54 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
       renderLoginPage({ csrf: s.csrf, perSteward: stewards !== undefined, ...(message ? { message } : {}) }),
       { 'Set-Cookie': sessionCookie(s.id) },
     );
+  };
+
+  /**
+   * The form of a request that changes something (a decision, a forget): only from a signed-in session, in the
+   * name the proxy still gives it, with the session's CSRF token. Refused (4xx, nothing changed) otherwise.
+   */
+  async function signedForm(
+    session: Session | undefined,
+    proxied: string | undefined,
+    req: http.IncomingMessage,
+  ): Promise<{ session: Session; form: URLSearchParams }> {
+    if (!session?.authenticated)
+      throw new Refused(
+        401,
+        'Not signed in',
+        stewards
+          ? 'this review page needs your steward token: open / and type it. Nothing was changed'
+          : token
+            ? `this review page needs its access token (${REVIEW_TOKEN_ENV}): open / and type it. Nothing was changed`
+            : 'this browser has no session on the review page: open / first. Nothing was changed',
+      );
+    if (proxied !== undefined && session.user !== proxied)
+      throw new Refused(
+        403,
+        'Someone else',
+        `this page was opened as ${session.user ?? 'nobody'}, but the proxy now says ${proxied}: reload the page. ` +
+          'Nothing was changed',
+      );
+    const form = await readForm(req);
+    if (!csrfMatches(session, form.get('csrf') ?? undefined))
+      throw new Refused(
+        403,
+        'Refused',
+        'the form’s CSRF token does not match this session: reload the page. Nothing was changed',
+      );
+    return { session, form };
+  }
+
+  /** How a signed-in session's name was known, for the log. */
+  const howNamed = (s: Session) =>
+    s.user !== undefined ? HOW[identity] : opts.reviewer ? 'set by --reviewer' : HOW.typed;
+
+  /** Keep what a session's last request did, for its next page (at most 1000 sessions, the oldest dropped). */
+  const remember = (s: Session, next: (mine: SessionHistory) => SessionHistory) => {
+    const mine = history.get(s.id) ?? { recorded: [] };
+    history.delete(s.id);
+    if (history.size >= 1000) history.delete(history.keys().next().value!);
+    history.set(s.id, next(mine));
   };
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -281,6 +362,8 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
           ...(token ? { sharedToken: true } : {}),
           ...(opts.reviewer ? { reviewer: opts.reviewer } : {}),
           ...(seen ? { recorded: seen.recorded } : {}),
+          ...(seen?.forgotten ? { forgotten: seen.forgotten } : {}),
+          ...(opts.backend.forget ? { canForget: true } : {}),
           ...(seen?.reviewer ? { lastReviewer: seen.reviewer } : {}),
         }),
         { 'Set-Cookie': sessionCookie(session.id) },
@@ -330,32 +413,9 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
     }
 
     if (route === 'POST /decide') {
-      if (!session?.authenticated)
-        throw new Refused(
-          401,
-          'Not signed in',
-          stewards
-            ? 'this review page needs your steward token: open / and type it. Nothing was changed'
-            : token
-              ? `this review page needs its access token (${REVIEW_TOKEN_ENV}): open / and type it. Nothing was changed`
-              : 'this browser has no session on the review page: open / first. Nothing was changed',
-        );
-      if (proxied !== undefined && session.user !== proxied)
-        throw new Refused(
-          403,
-          'Someone else',
-          `this page was opened as ${session.user ?? 'nobody'}, but the proxy now says ${proxied}: reload the page. ` +
-            'Nothing was changed',
-        );
-      const form = await readForm(req);
-      if (!csrfMatches(session, form.get('csrf') ?? undefined))
-        throw new Refused(
-          403,
-          'Refused',
-          'the form’s CSRF token does not match this session: reload the page. Nothing was changed',
-        );
+      const { session: signed, form } = await signedForm(session, proxied, req);
       // A known name is the decision's whatever the form says; only where none is known does the typed one count.
-      const request = decisionOfForm(form, session.user ?? opts.reviewer);
+      const request = decisionOfForm(form, signed.user ?? opts.reviewer);
       let recorded: RecordedDecisions;
       try {
         recorded = await opts.backend.decide(request);
@@ -368,19 +428,54 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
         }
         throw e;
       }
-      const how = session.user !== undefined ? HOW[identity] : opts.reviewer ? 'set by --reviewer' : HOW.typed;
+      const how = howNamed(signed);
       log(
         `[review] ${recorded.reviewer} (${how}) ${recorded.decision} ${recorded.accepted} of ${recorded.sweepId} ` +
           `(${recorded.stillPending} still pending)`,
       );
-      const mine = history.get(session.id) ?? { recorded: [] };
-      history.delete(session.id);
-      if (history.size >= 1000) history.delete(history.keys().next().value!);
-      history.set(session.id, { recorded: [recorded, ...mine.recorded].slice(0, 10), reviewer: recorded.reviewer });
+      remember(signed, (mine) => ({
+        ...mine,
+        recorded: [recorded, ...mine.recorded].slice(0, 10),
+        reviewer: recorded.reviewer,
+      }));
       return send(res, 303, '', { Location: '/' });
     }
 
-    if (['/', '/login', '/logout', '/decide', '/review.css'].includes(url.pathname))
+    if (route === 'POST /forget') {
+      const { session: signed, form } = await signedForm(session, proxied, req);
+      if (!opts.backend.forget)
+        throw new Refused(
+          404,
+          'Not here',
+          'this server reads no state store, so it forgets no decision: use `argus review forget`. Nothing was changed',
+        );
+      // Who forgets is known as who decides is: the session's name, --reviewer, or the name typed.
+      const request = forgetOfForm(form, signed.user ?? opts.reviewer);
+      let forgotten: ForgottenDecision;
+      try {
+        forgotten = await opts.backend.forget(request);
+      } catch (e) {
+        if (e instanceof ReviewRefusal) {
+          log(`[review] refused to forget ${request.proposalId} in ${request.sweepId}: ${e.message}`);
+          throw new Refused(e.status, 'Refused', e.message);
+        }
+        throw e;
+      }
+      log(
+        `[review] ${forgotten.by} (${howNamed(signed)}) forgot ${forgotten.reviewer ?? 'a person'}'s decision on ` +
+          `${forgotten.proposalId} in the memory of ${forgotten.catalog} (sweep ${forgotten.sweepId}): ` +
+          `${forgotten.forgotten.length} ${forgotten.forgotten.length === 1 ? 'entity is' : 'entities are'} judged afresh ` +
+          `next sweep: ${forgotten.forgotten.join(', ')}`,
+      );
+      remember(signed, (mine) => ({
+        ...mine,
+        forgotten: [forgotten, ...(mine.forgotten ?? [])].slice(0, 10),
+        reviewer: forgotten.by,
+      }));
+      return send(res, 303, '', { Location: '/' });
+    }
+
+    if (['/', '/login', '/logout', '/decide', '/forget', '/review.css'].includes(url.pathname))
       throw new Refused(405, 'Not allowed', `${req.method} is not how this page is used`);
     throw new Refused(404, 'Not found', `there is no ${url.pathname} here`);
   }
@@ -475,11 +570,24 @@ async function serve(o: ServeOptions): Promise<void> {
   } catch (e) {
     err(`[review] evidence and catalog text will not be shown: ${(e as Error).message}`);
   }
+  // The catalogs' memory, where people's decisions stand for their shape: listed on the page, and forgotten from it.
+  let state: StateStore | undefined;
+  try {
+    state = await openStateStore({
+      stateDir: o.stateDir,
+      ...(process.env.ARGUS_STATE_URL ? { stateUrl: process.env.ARGUS_STATE_URL } : {}),
+      ...(process.env.ARGUS_STATE_SCHEMA ? { stateSchema: process.env.ARGUS_STATE_SCHEMA } : {}),
+    });
+  } catch (e) {
+    err(`[review] the decisions that stand for their shape will not be listed: ${(e as Error).message}`);
+  }
   let server: ReviewServer | undefined;
   try {
     const backend = temporalReviewBackend({
       client: c.client,
       ...(details ? { details } : {}),
+      ...(state ? { state } : {}),
+      log: err,
       ...(o.taskQueue ? { taskQueue: o.taskQueue } : {}),
     });
     server = await startReviewServer({
@@ -501,6 +609,7 @@ async function serve(o: ServeOptions): Promise<void> {
   } finally {
     await server?.close();
     await details?.close();
+    await state?.close();
     await c.close();
   }
 }
