@@ -13,7 +13,7 @@ import { generateCatalog } from '../scripts/generate-catalog';
 import type { SweepReport } from '../domain/report';
 import { effectivePageSize } from '../domain/sweep';
 import { sweepHistoryStats } from '../client/history-stats';
-import { sweepTimeline } from './timeline';
+import { sweepTimeline, type Span } from './timeline';
 import {
   ROOT,
   startDevServer,
@@ -58,6 +58,80 @@ interface SizeResult {
   workerMainThreadCpuMs: number;
   /** With --repeat N: every run's ARGUS entities/s (the figures above are the median run's). */
   runs?: number[];
+  /** Where the sweep's wall time went, and the bounds below which it cannot go (profileOf). */
+  profile: Profile;
+}
+
+/**
+ * A sweep's profile from its histories: each activity type's count, busy time (the sum of its attempts' spans) and
+ * longest span, the workflow tasks' busy time, and the floors of the wall time: one worker runs every activity on
+ * its main thread (workerMainThreadCpuMs), and the worker's and the server's CPU share the machine's cores.
+ */
+interface Profile {
+  activities: { activity: string; count: number; busyMs: number; maxMs: number }[];
+  workflowTaskMs: number;
+  floors: { mainThreadMs: number; cpuOverCoresMs: number };
+}
+
+function profileOf(spans: Span[], mainThreadMs: number, cpuMs: number): Profile {
+  const by = new Map<string, { activity: string; count: number; busyMs: number; maxMs: number }>();
+  let workflowTaskMs = 0;
+  for (const s of spans) {
+    const ms = s.closedMs - s.startedMs;
+    if (s.activity === '(workflow task)') {
+      workflowTaskMs += ms;
+      continue;
+    }
+    const a =
+      by.get(s.activity) ??
+      by.set(s.activity, { activity: s.activity, count: 0, busyMs: 0, maxMs: 0 }).get(s.activity)!;
+    a.count++;
+    a.busyMs += ms;
+    a.maxMs = Math.max(a.maxMs, ms);
+  }
+  const activities = [...by.values()]
+    .map((a) => ({ ...a, busyMs: Math.round(a.busyMs), maxMs: Math.round(a.maxMs) }))
+    .sort((x, y) => y.busyMs - x.busyMs);
+  return {
+    activities,
+    workflowTaskMs: Math.round(workflowTaskMs),
+    floors: { mainThreadMs: Math.round(mainThreadMs), cpuOverCoresMs: Math.round(cpuMs / os.cpus().length) },
+  };
+}
+
+/** The targets of a full sweep's cost (issue "Full sweeps that cost what they must"), for the sizes measured. */
+interface Target {
+  what: string;
+  limit: number;
+  value: number;
+  met: boolean;
+}
+
+function targetsOf(results: Record<string, SizeResult>): Target[] {
+  // The first configuration measured at each size (one store, one worker count, as the targets are stated).
+  const at = new Map<number, SizeResult>();
+  for (const r of Object.values(results)) if (!at.has(r.entities)) at.set(r.entities, r);
+  const out: Target[] = [];
+  const add = (what: string, limit: number, value: number) =>
+    out.push({ what, limit, value: Math.round(value * 100) / 100, met: value <= limit });
+  for (const [n, limit] of [
+    [10_000, 1.6],
+    [30_000, 1.8],
+    [100_000, 1.8],
+  ] as const) {
+    const r = at.get(n);
+    if (r) add(`ratio at ${n}`, limit, r.ratio);
+  }
+  const small = at.get(10_000);
+  const large = at.get(100_000);
+  if (small && large)
+    add(
+      'time per entity at 100000 over 10000',
+      1.1,
+      large.argus.wallMs / large.entities / (small.argus.wallMs / small.entities),
+    );
+  if (large) add('worker peak RSS MiB at 100000', 768, large.workerPeakRssMb);
+  return out;
 }
 
 /**
@@ -209,13 +283,14 @@ async function main(): Promise<void> {
               h.firstExecutionRunId,
               Math.ceil(report.entities.requested / effectivePageSize(pageSize, report.entities.requested)),
             );
+            const spans = await sweepTimeline(
+              client,
+              id,
+              h.firstExecutionRunId,
+              stats.executions - stats.sweepRuns.length,
+            );
             if (timeline)
-              for (const s of await sweepTimeline(
-                client,
-                id,
-                h.firstExecutionRunId,
-                stats.executions - stats.sweepRuns.length,
-              ))
+              for (const s of spans)
                 say(
                   `  ${s.startedMs.toFixed(0).padStart(7)} → ${s.closedMs.toFixed(0).padStart(7)} ms ` +
                     `(${(s.closedMs - s.startedMs).toFixed(0).padStart(5)} ms, waited ${(s.startedMs - s.scheduledMs).toFixed(0).padStart(4)})  ${s.workflow.padEnd(11)} ${s.activity}`,
@@ -246,6 +321,7 @@ async function main(): Promise<void> {
               workerCpuMs: Math.round(workerCpu),
               serverCpuMs: Math.round(serverCpu),
               workerMainThreadCpuMs: Math.round(workerMain),
+              profile: profileOf(spans, workerMain, workerCpu + serverCpu),
             });
             // A 10,000-entity run leaves ~200 MB (catalog copies, ledger, audit log, report).
             if (!process.env.ARGUS_BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
@@ -281,7 +357,23 @@ async function main(): Promise<void> {
       workerNodeFlags: process.env.ARGUS_BENCH_WORKER_NODE_FLAGS ?? '',
     },
     sizes: results,
+    targets: targetsOf(results),
   };
+  // A target not met: the profile of each size, so the floor shows (what the time went to, and the bounds).
+  if (out.targets.some((t) => !t.met)) {
+    for (const t of out.targets) say(`bench: target ${t.what} ≤ ${t.limit}: ${t.value} ${t.met ? 'met' : 'NOT MET'}`);
+    for (const [k, r] of Object.entries(results)) {
+      const p = r.profile;
+      say(
+        `bench: ${k} profile: wall ${r.argus.wallMs} ms; floors: main thread ${p.floors.mainThreadMs} ms, ` +
+          `CPU over ${os.cpus().length} cores ${p.floors.cpuOverCoresMs} ms; workflow tasks ${p.workflowTaskMs} ms busy`,
+      );
+      for (const a of p.activities.slice(0, 10))
+        say(
+          `  ${a.activity.padEnd(28)} ${String(a.count).padStart(6)}×  busy ${String(a.busyMs).padStart(8)} ms  longest ${a.maxMs} ms`,
+        );
+    }
+  }
   if (json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
   else {
     for (const [k, r] of Object.entries(results)) {
