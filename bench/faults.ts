@@ -79,6 +79,11 @@ interface FaultRow {
   audited: boolean;
   duplicates: number;
   killToCompleteMs: number | null;
+  /**
+   * What the fault cost: how much longer the sweep took, start to completion, than its control (kill → complete
+   * also holds the work the sweep had left, which an uninterrupted sweep does too). Beside the contract's keys.
+   */
+  delayMs: number | null;
   status: string;
 }
 
@@ -91,6 +96,8 @@ interface Run {
   writeLines: { proposalId: string; entityId: string }[];
   calls: number;
   faultAt?: number;
+  /** When the sweep was started (its workflow start returned). */
+  startedAt: number;
   completedAt: number;
   /** Whether the fault happened (a worker fault point may never be reached). */
   struck: boolean;
@@ -358,6 +365,7 @@ async function main(): Promise<void> {
       workflowId,
       args: [input],
     });
+    const startedAt = Date.now();
     const outcome = (h: WorkflowHandle) =>
       h.result().then(
         (r) => ({ report: r as SweepReport, at: Date.now() }),
@@ -414,6 +422,7 @@ async function main(): Promise<void> {
         calls: fp?.stats()[fp.endpointKey('ok', 'correct')]?.answered ?? 0,
         repeats: counter?.repeats() ?? 0,
         ...(faultAt !== undefined ? { faultAt } : {}),
+        startedAt,
         completedAt: done.at,
         struck,
         crashes,
@@ -510,6 +519,7 @@ async function main(): Promise<void> {
             audited: r.report !== undefined && r.report.written === ids.size && unaudited.length === 0,
             duplicates: twice + paidAgain,
             killToCompleteMs: r.struck && r.faultAt !== undefined ? r.completedAt - r.faultAt : null,
+            delayMs: r.struck ? r.completedAt - r.startedAt - (control.completedAt - control.startedAt) : null,
             status: r.status,
           };
           rows.push(row);
@@ -524,6 +534,7 @@ async function main(): Promise<void> {
                 ? `, model calls ${r.calls}, ${r.repeats} repeated (control ${control.calls}, ${control.repeats})`
                 : '') +
               `, fault → complete ${row.killToCompleteMs === null ? 'n/a (not reached)' : `${(row.killToCompleteMs / 1000).toFixed(1)} s`}` +
+              (row.delayMs === null ? '' : ` (${(row.delayMs / 1000).toFixed(1)} s longer than the control)`) +
               (r.crashes.length ? `; WORKERS CRASHED: ${r.crashes.join(', ')}` : '') +
               (r.report?.partial ? `; partial: ${r.report.partialReasons.join('; ')}` : '') +
               (r.report?.failures.length ? `; failures: ${failureSummary(r.report)}` : ''),
@@ -543,13 +554,14 @@ async function main(): Promise<void> {
   if (json) process.stdout.write(JSON.stringify({ faults: rows }, null, 2) + '\n');
   else {
     process.stdout.write(
-      '| fault | mode | state | identical | audited | duplicates | kill → complete | status |\n' +
-        '| --- | --- | --- | --- | --- | --- | --- | --- |\n',
+      '| fault | mode | state | identical | audited | duplicates | kill → complete | longer than control | status |\n' +
+        '| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n',
     );
     for (const r of rows)
       process.stdout.write(
         `| ${r.fault} | ${r.mode} | ${r.state} | ${r.identical ? 'yes' : 'NO'} | ${r.audited ? 'yes' : 'NO'} | ` +
-          `${r.duplicates} | ${r.killToCompleteMs === null ? 'not reached' : `${(r.killToCompleteMs / 1000).toFixed(1)} s`} | ${r.status} |\n`,
+          `${r.duplicates} | ${r.killToCompleteMs === null ? 'not reached' : `${(r.killToCompleteMs / 1000).toFixed(1)} s`} | ` +
+          `${r.delayMs === null ? '' : `${(r.delayMs / 1000).toFixed(1)} s`} | ${r.status} |\n`,
       );
   }
 }
