@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import {
   useArgusWorker,
   copyCatalog,
@@ -449,3 +449,20 @@ describe('a setting that changes only some agents re-judges only what they decid
     expect(dropped.written).toBe(0);
   });
 });
+
+test('a memory past one part (5,000 entities) is kept in parts: the next sweep of the unchanged catalog judges nothing', async () => {
+  const { generateCatalog } = await import('../../scripts/generate-catalog');
+  const file = path.join(w.tw.stateDir, 'incremental', 'parts', 'catalog.json');
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify(generateCatalog({ entities: 6000, seed: 5, name: 'memory-parts' })));
+  const first = await sweepFile(file, { concurrency: 4 });
+  expect(first.partial).toBe(false);
+  expect(first.incremental!.judged).toBe(6000);
+  const dir = path.join(w.tw.stateDir, 'memory');
+  const parts = readdirSync(dir).filter((n) => n.startsWith('memory-parts') && n.includes('.parts.'));
+  expect(parts).toHaveLength(1);
+  expect(readdirSync(path.join(dir, parts[0]!)).sort()).toEqual(['0.json', '1.json']);
+  const second = await sweepFile(file, { concurrency: 4 });
+  expect(second.incremental).toMatchObject({ judged: 0, carriedOver: 6000 });
+  expect(second.written).toBe(0);
+}, 180_000);
