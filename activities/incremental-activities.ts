@@ -742,8 +742,11 @@ export function createIncrementalActivities(deps: ActivityDeps) {
           const m = memory.doc.entities[id];
           if (!m?.p || !m.final) continue;
           const scope = rejudgeScope(unpack(`${m.fp} ${m.p}`), prints.get(id));
-          // A change to ARGUS's own tags between sweeps (a person removed one) is read by the PII classifier.
-          if ((scope === 'pii' || scope === 'absorbed') && !needsOthers) scopes.piiOnly.push(id);
+          // A change to ARGUS's own tags between sweeps (a person removed one) is read by the PII classifier alone.
+          // A change to ARGUS's own text is not: the memory was saved after the sweep's writes, so a person removed
+          // or edited a description ARGUS wrote, and what there is to describe changed: every agent judges it, as a
+          // sweep without memory would (within a sweep, `pii` is the page's own description write: passes below).
+          if (scope === 'absorbed' && !needsOthers) scopes.piiOnly.push(id);
           else if (scope === 'readers' && !needsPii) scopes.readersOnly.push(id);
         }
         // Unchanged entities judged again only for the agents whose settings changed.

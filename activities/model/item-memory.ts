@@ -10,8 +10,11 @@ import { requestDigest, type CallOptions } from '../../llm/client';
 export interface ItemMemory {
   /** The digest of one entity's request: the one-entity batch's user message under the batch prompt. */
   digest(system: string, user: string, schemaName: string): string;
-  /** The item kept for `digest` (counted as a remembered answer), or undefined. */
-  recall(digest: string): Promise<unknown>;
+  /**
+   * The item kept for `digest` (counted as a remembered answer), or undefined. `accept`, when given, turns the kept
+   * item into the one used, or undefined to use none (not counted).
+   */
+  recall(digest: string, accept?: (kept: unknown) => unknown): Promise<unknown>;
   keep(digest: string, item: unknown): Promise<void>;
 }
 
@@ -30,7 +33,7 @@ export function itemMemory(o: CallOptions): ItemMemory | undefined {
         ],
         item: schemaName,
       }),
-    async recall(digest) {
+    async recall(digest, accept) {
       const kept = await answers.recall(digest).catch(() => undefined);
       if (!kept || kept.cutShort) return undefined;
       let item: unknown;
@@ -39,6 +42,8 @@ export function itemMemory(o: CallOptions): ItemMemory | undefined {
       } catch {
         return undefined;
       }
+      if (accept) item = accept(item);
+      if (item === undefined) return undefined;
       o.onUsage?.({ promptTokens: 0, completionTokens: 0, estimated: false, digest, remembered: true });
       return item;
     },

@@ -22,6 +22,7 @@ import type { CatalogContext } from '../../judgment/catalog-context';
 import { looksLikePii } from '../../judgment/pii/classifier';
 import type { Neighbours } from '../../judgment/description-evidence';
 import { itemMemory, withoutAnswers } from './item-memory';
+import { evidenceView } from '../../judgment/fingerprint';
 
 /** The call options every model-backed agent passes through to its calls (llm/client.ts). */
 export type ModelCallOptions = CallOptions;
@@ -197,6 +198,40 @@ function changesOfItem(
 }
 
 /**
+ * A describe answer's second key: the entity's one-entity request on its evidence view (judgment/fingerprint.ts),
+ * which leaves out every description and tag of source `argus`. ARGUS's own text is no evidence (it came from an
+ * answer), so after an upgrade an entity whose only change is what ARGUS wrote on it asks nothing new: the answer
+ * kept under this key when it was last asked gives its remaining drafts (those the Arbiter rejected) again, instead
+ * of a call whose request differs only by the descriptions that answer wrote. Kept with what that call asked for
+ * (`asked`): an entity asked now for something it was not asked then (a column ARGUS described whose grounds
+ * changed) is asked again.
+ */
+const OWN_TEXT_ASIDE = '#own-text-aside';
+
+interface AsideAnswer {
+  asked: { table: boolean; columns: string[] };
+  item: unknown;
+}
+
+function asideMessage(item: BatchItem, ctx: CatalogContext): string {
+  const view = evidenceView(item.entity);
+  return userMessage({
+    argusTask: 'describe',
+    entities: [agentEvidence('describe', view, item.ctx ?? ctx, item.neighbours)],
+  });
+}
+
+/** The item of an aside answer that asked for at least `targets`, or undefined. */
+function asideItem(kept: unknown, targets: { table: boolean; columns: string[] }): unknown {
+  const a = kept as Partial<AsideAnswer> | undefined;
+  if (!a || typeof a !== 'object' || !a.asked || !Array.isArray(a.asked.columns) || a.item === undefined)
+    return undefined;
+  if (targets.table && a.asked.table !== true) return undefined;
+  const columns = new Set(a.asked.columns);
+  return targets.columns.every((c) => columns.has(c)) ? a.item : undefined;
+}
+
+/**
  * One agent on several entities in ONE call, filtered per entity as proposeWithModel. An entity whose item is
  * absent, duplicated or invalid is in `missing`, never given a default; a wholly malformed answer makes every
  * entity sent missing. Entities with nothing to ask (needsModelCall) are not sent: they get an empty list.
@@ -232,6 +267,8 @@ export async function proposeBatchWithModel(
   const memory = itemMemory(o);
   const schemaName = `argus_${task}_batch`;
   const digestOf = new Map<string, string>();
+  // describe: each entity's second key (OWN_TEXT_ASIDE), computed when its first misses.
+  const asideOf = agent === 'description-drafter' ? new Map<string, string>() : undefined;
   if (memory) {
     for (const [id] of sent)
       digestOf.set(
@@ -243,7 +280,14 @@ export async function proposeBatchWithModel(
         ),
       );
     const kept = await Promise.all(
-      [...sent].map(async ([id]) => [id, await memory.recall(digestOf.get(id)!)] as const),
+      [...sent].map(async ([id, i]) => {
+        const item = await memory.recall(digestOf.get(id)!);
+        if (item !== undefined || !asideOf) return [id, item] as const;
+        const aside = memory.digest(BATCH_SYSTEM_PROMPTS[task], asideMessage(i, ctx), schemaName + OWN_TEXT_ASIDE);
+        asideOf.set(id, aside);
+        const targets = evidenceOf.get(id)!.toDescribe!;
+        return [id, await memory.recall(aside, (kept) => asideItem(kept, targets))] as const;
+      }),
     );
     for (const [id, item] of kept) {
       if (item === undefined) continue;
@@ -290,7 +334,16 @@ export async function proposeBatchWithModel(
     const changes = found.length === 1 ? changesOfItem(agent, evidenceOf.get(id)!, item.entity, found[0]) : null;
     if (changes) {
       byEntity.set(id, changes);
-      if (memory) await memory.keep(digestOf.get(id)!, found[0]);
+      if (memory) {
+        await memory.keep(digestOf.get(id)!, found[0]);
+        if (asideOf) {
+          const aside =
+            asideOf.get(id) ??
+            memory.digest(BATCH_SYSTEM_PROMPTS[task], asideMessage(item, ctx), schemaName + OWN_TEXT_ASIDE);
+          const kept: AsideAnswer = { asked: evidenceOf.get(id)!.toDescribe!, item: found[0] };
+          await memory.keep(aside, kept);
+        }
+      }
     } else {
       byEntity.delete(id);
       missing.push(id);
