@@ -198,37 +198,40 @@ function changesOfItem(
 }
 
 /**
- * A describe answer's second key: the entity's one-entity request on its evidence view (judgment/fingerprint.ts),
- * which leaves out every description and tag of source `argus`. ARGUS's own text is no evidence (it came from an
- * answer), so after an upgrade an entity whose only change is what ARGUS wrote on it asks nothing new: the answer
- * kept under this key when it was last asked gives its remaining drafts (those the Arbiter rejected) again, instead
- * of a call whose request differs only by the descriptions that answer wrote. Kept with what that call asked for
- * (`asked`): an entity asked now for something it was not asked then (a column ARGUS described whose grounds
- * changed) is asked again.
+ * A describe request on the entity's evidence view (judgment/fingerprint.ts): its one-entity request with every
+ * description and tag of source `argus` left out. ARGUS's own text is no evidence (it came from an answer), so after
+ * an upgrade an entity whose only change is what ARGUS wrote on it asks nothing new: its remaining drafts (those the
+ * Arbiter rejected) come from the answer to this request, instead of a call whose request differs only by the
+ * descriptions that answer wrote. Where the entity had no text of ARGUS's when it was asked, that answer is kept
+ * under the request itself (the view is the entity); where it had some, under this request's digest with a suffix
+ * (OWN_TEXT_ASIDE), with what the call asked for. Either way an entity asked now for something that request did not
+ * ask (a column ARGUS described whose grounds changed since) is asked again.
  */
 const OWN_TEXT_ASIDE = '#own-text-aside';
 
 interface AsideAnswer {
-  asked: { table: boolean; columns: string[] };
+  asked: Targets;
   item: unknown;
 }
+type Targets = { table: boolean; columns: string[] };
 
-function asideMessage(item: BatchItem, ctx: CatalogContext): string {
-  const view = evidenceView(item.entity);
-  return userMessage({
-    argusTask: 'describe',
-    entities: [agentEvidence('describe', view, item.ctx ?? ctx, item.neighbours)],
-  });
+function viewRequest(item: BatchItem, ctx: CatalogContext): { message: string; asked: Targets } {
+  const evidence = agentEvidence('describe', evidenceView(item.entity), item.ctx ?? ctx, item.neighbours);
+  return { message: userMessage({ argusTask: 'describe', entities: [evidence] }), asked: evidence.toDescribe! };
 }
 
+const covers = (asked: Targets, targets: Targets): boolean => {
+  if (targets.table && !asked.table) return false;
+  const columns = new Set(asked.columns);
+  return targets.columns.every((c) => columns.has(c));
+};
+
 /** The item of an aside answer that asked for at least `targets`, or undefined. */
-function asideItem(kept: unknown, targets: { table: boolean; columns: string[] }): unknown {
+function asideItem(kept: unknown, targets: Targets): unknown {
   const a = kept as Partial<AsideAnswer> | undefined;
   if (!a || typeof a !== 'object' || !a.asked || !Array.isArray(a.asked.columns) || a.item === undefined)
     return undefined;
-  if (targets.table && a.asked.table !== true) return undefined;
-  const columns = new Set(a.asked.columns);
-  return targets.columns.every((c) => columns.has(c)) ? a.item : undefined;
+  return covers({ table: a.asked.table === true, columns: a.asked.columns }, targets) ? a.item : undefined;
 }
 
 /**
@@ -267,7 +270,7 @@ export async function proposeBatchWithModel(
   const memory = itemMemory(o);
   const schemaName = `argus_${task}_batch`;
   const digestOf = new Map<string, string>();
-  // describe: each entity's second key (OWN_TEXT_ASIDE), computed when its first misses.
+  // describe: the OWN_TEXT_ASIDE key of each entity sent whose request is not its view's (it has text of ARGUS's).
   const asideOf = agent === 'description-drafter' ? new Map<string, string>() : undefined;
   if (memory) {
     for (const [id] of sent)
@@ -283,9 +286,16 @@ export async function proposeBatchWithModel(
       [...sent].map(async ([id, i]) => {
         const item = await memory.recall(digestOf.get(id)!);
         if (item !== undefined || !asideOf) return [id, item] as const;
-        const aside = memory.digest(BATCH_SYSTEM_PROMPTS[task], asideMessage(i, ctx), schemaName + OWN_TEXT_ASIDE);
-        asideOf.set(id, aside);
+        const view = viewRequest(i, ctx);
         const targets = evidenceOf.get(id)!.toDescribe!;
+        const plain = memory.digest(BATCH_SYSTEM_PROMPTS[task], view.message, schemaName);
+        const aside = memory.digest(BATCH_SYSTEM_PROMPTS[task], view.message, schemaName + OWN_TEXT_ASIDE);
+        // No text of ARGUS's on it: its request is its view's, and was not answered.
+        if (plain === digestOf.get(id)) return [id, undefined] as const;
+        asideOf.set(id, aside);
+        // The view's request sent as it is (before ARGUS wrote on the entity), or kept aside with what it asked.
+        const sentBefore = covers(view.asked, targets) ? await memory.recall(plain) : undefined;
+        if (sentBefore !== undefined) return [id, sentBefore] as const;
         return [id, await memory.recall(aside, (kept) => asideItem(kept, targets))] as const;
       }),
     );
@@ -336,13 +346,9 @@ export async function proposeBatchWithModel(
       byEntity.set(id, changes);
       if (memory) {
         await memory.keep(digestOf.get(id)!, found[0]);
-        if (asideOf) {
-          const aside =
-            asideOf.get(id) ??
-            memory.digest(BATCH_SYSTEM_PROMPTS[task], asideMessage(item, ctx), schemaName + OWN_TEXT_ASIDE);
-          const kept: AsideAnswer = { asked: evidenceOf.get(id)!.toDescribe!, item: found[0] };
-          await memory.keep(aside, kept);
-        }
+        // With text of ARGUS's on it, also under its view's request (OWN_TEXT_ASIDE); without, that is this request.
+        const aside = asideOf?.get(id);
+        if (aside) await memory.keep(aside, { asked: evidenceOf.get(id)!.toDescribe!, item: found[0] } as AsideAnswer);
       }
     } else {
       byEntity.delete(id);

@@ -88,6 +88,22 @@ describe("describe answers and ARGUS's own text", () => {
     expect(sent()).toBe(1);
   });
 
+  test('asked with text of ARGUS already on it, the answer is kept aside under its view: ARGUS writing more asks nothing', async () => {
+    const answers = fileAnswers(mkdtempSync(path.join(os.tmpdir(), 'own-text-')));
+    const base = copy(byId.get(VIEW)!);
+    const column = base.columns.find((c) => !c.description)!;
+    const earlier = written(base, [{ kind: 'description', target: 'column', column: column.name, text: 'Refund id.' }]);
+    const first = await draft(earlier, answers);
+    expect(sent()).toBe(1);
+    const table = first.filter((c) => c.kind === 'description' && c.target === 'table');
+    expect(table).toHaveLength(1);
+    const usage: TokenCount[] = [];
+    const after = await draft(written(earlier, table), answers, usage);
+    expect(sent()).toBe(1);
+    expect(after).toEqual(first.filter((c) => c.kind === 'description' && c.target === 'column'));
+    expect(usage.map((u) => u.remembered)).toEqual([true]);
+  });
+
   test("a person's description is evidence: the same text written by a person makes a new request", async () => {
     const answers = fileAnswers(mkdtempSync(path.join(os.tmpdir(), 'own-text-')));
     const entity = copy(byId.get(VIEW)!);
