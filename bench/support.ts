@@ -2,6 +2,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { chownSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { devServerConfigArgs } from '../domain/ids';
 
 export const ROOT = path.resolve(__dirname, '..');
 
@@ -54,6 +55,7 @@ export async function startDevServer(opts: { dbFile?: string; port?: number } = 
       'ArgusCatalog=Keyword',
       '--search-attribute',
       'ArgusMode=Keyword',
+      ...devServerConfigArgs(),
       ...(opts.dbFile ? ['--db-filename', opts.dbFile] : []),
     ],
     { stdio: 'ignore', detached: true },

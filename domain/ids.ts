@@ -11,6 +11,18 @@ export const SEARCH_ATTRIBUTES = [
   { name: SA_MODE, type: 'Keyword' },
 ] as const;
 
+/**
+ * Server settings ARGUS gives every Temporal server it starts (dev servers, the built cluster). The transfer queue
+ * hands each scheduled workflow task to matching; at the default of 20 reads per second per history shard, a dev
+ * server (one shard) makes each workflow task of a burst wait up to 50 ms once the allowance is spent.
+ */
+export const SERVER_DYNAMIC_CONFIG = { 'history.transferProcessorMaxPollRPS': 200 } as const;
+
+/** `temporal server start-dev` flags for SERVER_DYNAMIC_CONFIG. */
+export function devServerConfigArgs(): string[] {
+  return Object.entries(SERVER_DYNAMIC_CONFIG).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${v}`]);
+}
+
 /** Failure types workflows match on (`cause.type`). */
 export const FailureType = {
   InvalidSweepInput: 'InvalidSweepInput',

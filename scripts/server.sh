@@ -68,6 +68,7 @@ EOF
 start_args() {
   local -a args=(server start-dev --ip "$HOST" --port "$PORT" --ui-port "$UI_PORT" --db-filename "$DB")
   mapfile -t -O "${#args[@]}" args < <(search_attribute_flags)
+  mapfile -t -O "${#args[@]}" args < <(dynamic_config_flags)
   [[ $NAMESPACE == default ]] || args+=(--namespace "$NAMESPACE")
   printf '%s\n' "${args[@]}"
 }

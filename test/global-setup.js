@@ -14,6 +14,8 @@ const HOST = '127.0.0.1';
 const HEALTH_TIMEOUT_MS = 60_000;
 // Mirrors SEARCH_ATTRIBUTES in domain/ids.ts; test/unit/docker-compose.test.ts fails if they drift.
 const SEARCH_ATTRIBUTES = ['ArgusPartial=Bool', 'ArgusCatalog=Keyword', 'ArgusMode=Keyword'];
+// Mirrors SERVER_DYNAMIC_CONFIG in domain/ids.ts (same test).
+const SERVER_DYNAMIC_CONFIG = ['history.transferProcessorMaxPollRPS=200'];
 
 function findCli() {
   if (process.env.TEMPORAL_CLI_PATH && fs.existsSync(process.env.TEMPORAL_CLI_PATH)) {
@@ -153,6 +155,7 @@ async function startServer(cli, { port, uiPort }) {
   const log = fs.openSync(logFile, 'w');
   const args = ['server', 'start-dev', '--ip', HOST, '--port', String(port), '--ui-port', String(uiPort)];
   for (const spec of SEARCH_ATTRIBUTES) args.push('--search-attribute', spec);
+  for (const spec of SERVER_DYNAMIC_CONFIG) args.push('--dynamic-config-value', spec);
   // No --db-filename: an in-memory store, fresh for every run and gone with the process.
   const started = Date.now();
   const child = spawn(cli, args, { cwd: os.tmpdir(), detached: true, stdio: ['ignore', log, log] });

@@ -1,9 +1,10 @@
 // The Temporal server's config file, in the shape of the module's config/development-postgres12.yaml and with the
 // values the temporalio/server image would render from compose's environment: postgres12 for both stores, every
-// service bound to 127.0.0.1 on the ports the cluster chose, the image's dynamic config.
-import { copyFileSync, writeFileSync } from 'node:fs';
+// service bound to 127.0.0.1 on the ports the cluster chose, the image's dynamic config plus ARGUS's server settings.
+import { appendFileSync, copyFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
+import { SERVER_DYNAMIC_CONFIG } from '../../domain/ids';
 import type { Topology } from './compose';
 
 export interface ServerPorts {
@@ -63,6 +64,11 @@ export function writeServerConfig(o: {
   const p = o.ports;
   const dynamicConfig = path.join(o.dir, 'dynamicconfig.yaml');
   copyFileSync(path.join(o.moduleDir, 'config', 'dynamicconfig', 'docker.yaml'), dynamicConfig);
+  const settings = Object.fromEntries(Object.entries(SERVER_DYNAMIC_CONFIG).map(([k, value]) => [k, [{ value }]]));
+  appendFileSync(
+    dynamicConfig,
+    `\n# ARGUS's server settings (SERVER_DYNAMIC_CONFIG in domain/ids.ts)\n${stringify(settings)}`,
+  );
   const config = {
     log: { stdout: true, level: db.logLevel },
     persistence: {

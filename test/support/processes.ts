@@ -5,6 +5,7 @@ import { mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { devServerConfigArgs } from '../../domain/ids';
 import { temporalCliPath } from './temporal-env';
 
 export const ROOT = path.resolve(__dirname, '../..');
@@ -83,6 +84,7 @@ export async function startDevServer(dbFile: string, port: number, timeoutMs = 6
   args.push('--db-filename', dbFile, '--log-level', 'warn');
   for (const sa of ['ArgusPartial=Bool', 'ArgusCatalog=Keyword', 'ArgusMode=Keyword'])
     args.push('--search-attribute', sa);
+  args.push(...devServerConfigArgs());
   const child = spawn(temporalCliPath(), args, { stdio: ['ignore', log, log], detached: true });
   closeSync(log);
   const p = track(child, logFile);

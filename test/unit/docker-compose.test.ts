@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { SEARCH_ATTRIBUTES } from '../../domain/ids';
+import { SEARCH_ATTRIBUTES, SERVER_DYNAMIC_CONFIG } from '../../domain/ids';
 
 const ROOT = join(__dirname, '..', '..');
 const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8');
@@ -254,5 +254,19 @@ describe('search attributes outside domain/', () => {
     const list = pattern.exec(read(file))?.[1] ?? '';
     const specs = [...list.matchAll(/(\w+=\w+)/g)].map((m) => m[1]);
     expect(specs.sort()).toEqual(expectedAttributes);
+  });
+});
+
+describe('server dynamic config outside domain/', () => {
+  const expected = Object.entries(SERVER_DYNAMIC_CONFIG)
+    .map(([k, v]) => `${k}=${v}`)
+    .sort();
+  it.each([
+    ['scripts/lib.sh', /ARGUS_SERVER_DYNAMIC_CONFIG=\(([^)]*)\)/],
+    ['test/global-setup.js', /const SERVER_DYNAMIC_CONFIG = \[([^\]]*)\]/],
+  ])('%s gives the same settings as domain/ids.ts', (file, pattern) => {
+    const list = pattern.exec(read(file))?.[1] ?? '';
+    const specs = [...list.matchAll(/([\w.]+=\w+)/g)].map((m) => m[1]);
+    expect(specs.sort()).toEqual(expected);
   });
 });
