@@ -3,6 +3,7 @@
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { SweepActivities } from '../activities/sweep-activities';
 import type { ModelActivities } from '../activities/model-activities';
+import type { ReviewPlanActivities } from '../activities/review-plan';
 import type { SweepConfig } from '../domain/sweep';
 import { NON_RETRYABLE_FAILURE_TYPES } from '../domain/ids';
 
@@ -28,6 +29,8 @@ export const CATALOG_OPTIONS: ActivityOptions = {
   },
 };
 export const catalogActivities = proxyActivities<SweepActivities>(CATALOG_OPTIONS);
+/** The Arbiter's gate and first batch plan in one step (activities/review-plan.ts): catalog work, retried alike. */
+export const reviewPlanActivities = proxyActivities<ReviewPlanActivities>(CATALOG_OPTIONS);
 
 /**
  * A page's write: once its intent is recorded the catalog may already hold its changes, and only a finished

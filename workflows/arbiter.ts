@@ -1,9 +1,16 @@
 import { patched, setCurrentDetails, upsertMemo } from '@temporalio/workflow';
 import { parseArbiterInput, type ArbiterInput, type ArbiterResult } from '../domain/arbiter';
 import type { Outcome } from '../domain/proposal';
-import { catalogActivities, modelActivities, modelActivityOptions, CATALOG_OPTIONS } from './activities';
+import {
+  catalogActivities,
+  modelActivities,
+  modelActivityOptions,
+  reviewPlanActivities,
+  CATALOG_OPTIONS,
+} from './activities';
 import { Rotation, type RotationOutcome } from './rotation';
 import { batchesThenAlone } from './batches';
+import type { BatchPlan } from './lead-batches';
 import { invalidInput } from './failures';
 
 /**
@@ -19,18 +26,42 @@ export async function arbiterWorkflow(given: ArbiterInput): Promise<ArbiterResul
   if (!parsed.ok) throw invalidInput('arbiter input', parsed);
   const input = parsed.value;
   const what = `page ${input.pageIndex}${input.part === 'pii' ? "'s PII tags" : input.part === 'lineage' ? "'s lineage flags" : ''}`;
+  const gateInput = {
+    ledgerKey: input.ledgerKey,
+    pageIndex: input.pageIndex,
+    mode: input.mode,
+    ...(input.part ? { part: input.part } : {}),
+  };
+  const batchLimits = input.modelBatch
+    ? {
+        maxEntities: input.modelBatch.entities,
+        promptTokens: input.modelBatch.promptTokens,
+        outputTokens: Math.min(...input.endpoints.map((e) => e.maxOutputTokens)),
+        models: input.endpoints.map((e) => e.model),
+      }
+    : undefined;
+  // In model mode with batches the gate also plans the review's first batches: one step, not two (since patch
+  // `arbiter-gate-plans-v1`; a workflow started before it plans in a step of its own).
+  const gatePlans =
+    input.mode === 'model' &&
+    batchLimits !== undefined &&
+    batchLimits.maxEntities > 1 &&
+    patched('arbiter-gate-plans-v1');
   setCurrentDetails(`Reviewing ${what} (${input.mode} review): mechanical gate`);
-  const gate = await catalogActivities.reviewPageMechanically.executeWithOptions(
-    { ...CATALOG_OPTIONS, summary: `${what}: mechanical gate` },
-    [
-      {
-        ledgerKey: input.ledgerKey,
-        pageIndex: input.pageIndex,
-        mode: input.mode,
-        ...(input.part ? { part: input.part } : {}),
-      },
-    ],
-  );
+  let firstPlan: BatchPlan<string> | undefined;
+  let gate: { approved: number; rejected: number; passed: Record<string, string[]> };
+  if (gatePlans) {
+    const planned = await reviewPlanActivities.reviewPageAndPlanBatches.executeWithOptions(
+      { ...CATALOG_OPTIONS, summary: `${what}: mechanical gate, then the model review's batches` },
+      [{ gate: gateInput, plan: batchLimits }],
+    );
+    firstPlan = planned.plan;
+    gate = planned;
+  } else
+    gate = await catalogActivities.reviewPageMechanically.executeWithOptions(
+      { ...CATALOG_OPTIONS, summary: `${what}: mechanical gate` },
+      [gateInput],
+    );
   const rotation = new Rotation(input.endpoints, [...input.retired]);
   const result: ArbiterResult = {
     approved: gate.approved,
@@ -62,8 +93,12 @@ export async function arbiterWorkflow(given: ArbiterInput): Promise<ArbiterResul
       entities,
       maxEntities: input.modelBatch?.entities ?? 1,
       concurrency: input.modelConcurrency,
-      plan: (skip) =>
-        models.planModelBatches.executeWithOptions(
+      plan: (skip) => {
+        // The gate's plan serves the first ask; what is planned again (the rest, after lead batches) is asked.
+        const made = firstPlan;
+        firstPlan = undefined;
+        if (made && skip.length === 0) return Promise.resolve(made);
+        return models.planModelBatches.executeWithOptions(
           {
             ...CATALOG_OPTIONS,
             summary: `page ${input.pageIndex}: batch the model review${skip.length ? ' (the rest)' : ''}`,
@@ -74,14 +109,12 @@ export async function arbiterWorkflow(given: ArbiterInput): Promise<ArbiterResul
               pageIndex: input.pageIndex,
               agent: 'review',
               passed: gate.passed,
-              maxEntities: input.modelBatch!.entities,
-              promptTokens: input.modelBatch!.promptTokens,
-              outputTokens: Math.min(...input.endpoints.map((e) => e.maxOutputTokens)),
-              models: input.endpoints.map((e) => e.model),
+              ...batchLimits!,
               ...(skip.length ? { skip } : {}),
             },
           ],
-        ),
+        );
+      },
       batch: async (ids, batch) => {
         const passed = Object.fromEntries(ids.map((id) => [id, gate.passed[id] ?? []]));
         const count = ids.reduce((n, id) => n + (gate.passed[id]?.length ?? 0), 0);
