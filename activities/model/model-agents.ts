@@ -289,9 +289,9 @@ export async function proposeBatchWithModel(
         const view = viewRequest(i, ctx);
         const targets = evidenceOf.get(id)!.toDescribe!;
         const plain = memory.digest(BATCH_SYSTEM_PROMPTS[task], view.message, schemaName);
-        const aside = memory.digest(BATCH_SYSTEM_PROMPTS[task], view.message, schemaName + OWN_TEXT_ASIDE);
         // No text of ARGUS's on it: its request is its view's, and was not answered.
         if (plain === digestOf.get(id)) return [id, undefined] as const;
+        const aside = memory.digest(BATCH_SYSTEM_PROMPTS[task], view.message, schemaName + OWN_TEXT_ASIDE);
         asideOf.set(id, aside);
         // The view's request sent as it is (before ARGUS wrote on the entity), or kept aside with what it asked.
         const sentBefore = covers(view.asked, targets) ? await memory.recall(plain) : undefined;
