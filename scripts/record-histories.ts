@@ -56,7 +56,25 @@ async function main(): Promise<void> {
     await whileRunning?.(h);
     await h.result();
     await save(`sweep-workflow${kind}`, wid, h.firstExecutionRunId);
-    await save(`arbiter-workflow${kind}`, arbiterWorkflowId(wid, 0));
+    // The Arbiters the sweep started, as its runs' histories name them (each run continued as new, in turn): a page's
+    // parts (pageFixedPoint) each have one, and a part that proposed nothing has none. The first is saved, and the
+    // first of each other part.
+    const started: string[] = [];
+    for (let runId: string | undefined = h.firstExecutionRunId; runId;) {
+      const events: temporal.api.history.v1.IHistoryEvent[] =
+        (await client.workflow.getHandle(wid, runId).fetchHistory()).events ?? [];
+      for (const e of events) {
+        const id = e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
+        if (id && !started.includes(id)) started.push(id);
+      }
+      runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+    }
+    const first = started[0] ?? arbiterWorkflowId(wid, 0);
+    await save(`arbiter-workflow${kind}`, first);
+    for (const part of ['lineage', 'pii'] as const) {
+      const one = started.find((id) => id !== first && id.endsWith(`/${part}`));
+      if (one) await save(`arbiter-workflow${kind}-${part}`, one);
+    }
   };
   /** People decide what waits for them: the first proposal rejected, the rest approved, in one update each. */
   const decide = async (h: WorkflowHandle) => {
@@ -95,8 +113,9 @@ async function main(): Promise<void> {
     // Two pages per run and one page per execution: the recorded history covers children and continue-as-new.
     await record('', { catalog: { kind: 'file', path: file }, pageSize: 20, pagesPerRun: 2 });
     // A model review whose quota runs out mid-run: covers rotation, the breaker and not_reviewed outcomes.
+    // Each on a copy of the unrepaired demo: on one already swept, the memory leaves nothing to judge.
     await record('-model', {
-      catalog: { kind: 'file', path: file },
+      catalog: { kind: 'file', path: copy('model') },
       pageSize: 20,
       review: 'model',
       agentBackend: 'rules',
@@ -104,7 +123,7 @@ async function main(): Promise<void> {
     });
     // Model agents and review in batches, on a worker that has not seen the model: lead batches, then the rest.
     await record('-batched', {
-      catalog: { kind: 'file', path: file },
+      catalog: { kind: 'file', path: copy('batched') },
       review: 'model',
       agentBackend: 'model',
       endpoints: [endpoint('ok')],

@@ -18,7 +18,7 @@ test('there are recorded histories of each workflow type, each with its workflow
     expect(files.filter((f) => f === `${kind}.binpb` || f.startsWith(`${kind}-20`)).length).toBeGreaterThan(1);
 });
 
-test('the latest paths are covered: batched model agents and lead batches', () => {
+test('the latest paths are covered: batched model agents, lead batches, page parts, the gate that plans', () => {
   const markers = files.flatMap((f) =>
     (decoded(f).events ?? []).flatMap((e) => {
       const m = e.markerRecordedEventAttributes;
@@ -27,7 +27,14 @@ test('the latest paths are covered: batched model agents and lead batches', () =
       return [id ? JSON.parse(Buffer.from(id).toString('utf8')).id : m.markerName];
     }),
   );
-  for (const patch of ['model-batches-v1', 'model-batches-lead-v1', 'incremental-v1']) expect(markers).toContain(patch);
+  for (const patch of [
+    'model-batches-v1',
+    'model-batches-lead-v1',
+    'incremental-v1',
+    'page-fixed-point-v1',
+    'arbiter-gate-plans-v1',
+  ])
+    expect(markers).toContain(patch);
 });
 
 test('a plan, a budget-fitted sweep and a sweep that waited for people are recorded too', () => {
