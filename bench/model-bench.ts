@@ -14,6 +14,7 @@ import { convertPublicSchema } from '../eval/public-schema';
 import { applyChange } from '../catalog/entity-repairs';
 import { CatalogFile, type CatalogEntity } from '../domain/catalog';
 import { proposalId } from '../domain/digest';
+import { inPart, type PagePart } from '../domain/ids';
 import type { AgentName, Outcome, Proposal, ProposalChange } from '../domain/proposal';
 import type { SweepReport, TokenTotals } from '../domain/report';
 import { effectivePageSize, parseSweepInput, type EndpointConfig, type SweepConfig } from '../domain/sweep';
@@ -207,12 +208,16 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
   );
 }
 
+/** The page's parts in the order the sweep runs them with pageFixedPoint (workflows/sweep/pages.ts). */
+const LOOP_PARTS: readonly PagePart[] = ['lineage', 'evidence', 'pii'];
+
 /**
  * The sweep's model work without Temporal, on the catalog in memory: pages as the sweep reads them (the same
  * page size, `cfg.concurrency` pages at once); per page every agent on the entities needsModelCall selects, in
  * batches planned as planModelBatches plans them (one entity per call unbatched), an entity a batch answer lacks
  * asked alone; the mechanical gate; the model review of what it passes, batched the same way; approved changes
- * applied. Every call goes through one `maxInFlight` limiter and a pacer, as in the worker.
+ * applied; with pageFixedPoint, part by part as the sweep does. Every call goes through one `maxInFlight` limiter
+ * and a pacer, as in the worker.
  */
 async function inProcessLoop(
   text: string,
@@ -402,18 +407,28 @@ async function inProcessLoop(
     while (cursor < pageCount) {
       const index = cursor++;
       const page = entities.slice(index * pageSize, (index + 1) * pageSize);
-      const proposals: Proposal[] = [];
-      await Promise.all(cfg.agents.map((agent) => agentOnPage(agent, page, proposals)));
-      // The ledger keeps one proposal per id.
-      const unique = [...new Map(proposals.map((p) => [p.id, p])).values()];
-      const verdicts = new Map((await reviewPage(unique)).map((o) => [o.proposalId, o.decision]));
-      for (const p of unique) {
-        const decision = verdicts.get(p.id);
-        if (decision === 'rejected') r.rejected++;
-        if (decision !== 'approved') continue;
-        r.approved++;
-        if (applyChange(byId.get(p.entityId)!, p.change, p.id, cfg.overwriteHumanText).status === 'written')
-          r.written++;
+      // As the sweep does (workflows/sweep/pages.ts): with pageFixedPoint, the page's parts one after another in the
+      // order evidence flows, each reviewed and written before the next part's agents read the page; otherwise every
+      // agent at once and one review.
+      const parts = cfg.pageFixedPoint
+        ? LOOP_PARTS.map((part) => cfg.agents.filter((a) => inPart(part, a)))
+        : [cfg.agents];
+      for (const agents of parts) {
+        if (agents.length === 0) continue;
+        const proposals: Proposal[] = [];
+        await Promise.all(agents.map((agent) => agentOnPage(agent, page, proposals)));
+        // The ledger keeps one proposal per id.
+        const unique = [...new Map(proposals.map((p) => [p.id, p])).values()];
+        if (unique.length === 0) continue;
+        const verdicts = new Map((await reviewPage(unique)).map((o) => [o.proposalId, o.decision]));
+        for (const p of unique) {
+          const decision = verdicts.get(p.id);
+          if (decision === 'rejected') r.rejected++;
+          if (decision !== 'approved') continue;
+          r.approved++;
+          if (applyChange(byId.get(p.entityId)!, p.change, p.id, cfg.overwriteHumanText).status === 'written')
+            r.written++;
+        }
       }
     }
   });
