@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PiiCategory } from './pii-category';
 
 /** Version of the catalog file format this build reads and writes. */
 export const CATALOG_FORMAT = 'argus-catalog' as const;
@@ -8,26 +9,9 @@ export const CATALOG_FORMAT_VERSION = 1 as const;
 export const TextSource = z.enum(['human', 'argus']);
 export type TextSource = z.infer<typeof TextSource>;
 
-/** Categories of personal data. `business_contact` is deliberately absent: a company's phone is not PII. */
-export const PiiCategory = z.enum([
-  'person_name',
-  'email',
-  'phone',
-  'address',
-  'postal_code',
-  'birth_date',
-  'national_id',
-  'payment_card',
-  'bank_account',
-  'ip_address',
-  'username',
-  'gender',
-  'compensation',
-  'free_text_personal',
-  'precise_location',
-  'credential',
-]);
-export type PiiCategory = z.infer<typeof PiiCategory>;
+// The categories live in a module of their own: what imports only them (the workflows, through domain/proposal.ts)
+// does not build every catalog schema below, and workflow code evaluates its modules once per workflow.
+export { PiiCategory } from './pii-category';
 
 /** A governance tag on a column. Every tag carries a category, a confidence and a one-line explanation. */
 export const PiiTag = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PiiCategory } from './catalog';
+import { PiiCategory } from './pii-category';
 import { ProposalKind } from './proposal';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PiiCategory } from './catalog';
+import { PiiCategory } from './pii-category';
 
 /** Which agent produced a proposal. */
 export const AgentName = z.enum(['description-drafter', 'pii-classifier', 'lineage-checker']);
