@@ -34,10 +34,13 @@ test('a generated catalog goes through children and continue-as-new; no executio
   expect(stats.sweepRuns.length).toBe(Math.ceil(pages / pagesPerRun));
   // Events per page in the parent are bounded, so a run of `pagesPerRun` pages stays far under the ceiling;
   // the bench checks the same at 10,000 entities with the default settings. A page in its three parts (lineage
-  // flags, descriptions, PII tags: an agent, an Arbiter and a write each) takes about 42 events; the default 100
-  // pages per run, about 4,200.
+  // flags, descriptions, PII tags: an agent, an Arbiter and a write each) takes 42-55 events: fewer when completions
+  // arrive together in one workflow task, more when each gets its own (a server that hands tasks on at once, as
+  // ours do since their transfer queue is read up to 200 times a second). At most 75, so the default 100 pages per
+  // run stay under 7,500.
   expect(stats.maxHistoryEvents).toBeLessThan(10240);
-  expect(stats.maxSweepEvents).toBeLessThan(pagesPerRun * 50);
+  expect(stats.maxSweepEvents).toBeLessThan(pagesPerRun * 75);
+  expect(stats.maxSweepEvents / pagesPerRun).toBeGreaterThan(20);
   // Nothing in the history grows with the catalog: page ids stay in the ledger, activities get counts.
   const history = await w.client.workflow.getHandle(id, handle.firstExecutionRunId).fetchHistory();
   const decode = (p: { data?: Uint8Array | null } | undefined) =>
