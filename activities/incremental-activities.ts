@@ -311,7 +311,7 @@ export async function entityStateOf(
   for (const e of entities) {
     const p = own.get(e.id)!;
     const refs = refsOf(e);
-    figures[e.id] = [p.own, statsVector(e)];
+    figures[e.id] = [p.own, statsVector(e, p)];
     prints[e.id] = keep(p, readsFrom(e.id, refs, ctx), refs, digests?.get(e.id));
   }
   return { figures, prints };
@@ -394,7 +394,7 @@ export async function scanCatalog(
       const m = remembered[e.id];
       if (m?.o === fp && isStatsVector(m.st)) addVector(stats, (vectors[e.id] = m.st));
       else {
-        const v = statsVector(e);
+        const v = statsVector(e, p);
         addVector(stats, (vectors[e.id] = v));
         fresh[e.id] = [fp, v];
       }

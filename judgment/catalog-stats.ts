@@ -1,4 +1,4 @@
-import type { CatalogEntity } from '../domain/catalog';
+import type { CatalogColumn, CatalogEntity } from '../domain/catalog';
 import { looksLikePii } from './pii/classifier';
 import { isRestatement, isUninformative } from './informative';
 import { basisOfArgusText } from './description-evidence';
@@ -56,10 +56,59 @@ export function addStats(to: CatalogStats, s: Partial<CatalogStats> | undefined)
  */
 export type StatsVector = [number, number, number, number, number, number, number, number];
 
-export function statsVector(e: CatalogEntity): StatsVector {
-  const s = catalogStats([e]);
+/**
+ * The prints an entity's figures can be remembered by (judgment/fingerprint.ts EntityPrints): `own`, of its whole
+ * record, for the vector; `pii`, of all but ARGUS's PII tags (which no PII reading reads), for each column's
+ * looksLikePii, which dominates the count.
+ */
+export interface FigurePrints {
+  own: string;
+  pii: string;
+}
+
+/**
+ * Records whose figures are remembered by their prints, at most: a page's figures are counted before its writes and
+ * after each part of them, each time on an entity read afresh, so a memory kept per object (looksLikePii's) misses
+ * whenever the catalog outgrows the entities its store keeps. Some 200 bytes each.
+ */
+const FIGURES_KEPT = 60_000;
+const vectorsByPrint = new Map<string, StatsVector>();
+/** Per column of a record (by its `pii` print): 0 not asked, 1 not PII-looking, 2 PII-looking. */
+const looksByPrint = new Map<string, Uint8Array>();
+
+function keepBounded<V>(m: Map<string, V>, key: string, value: V): void {
+  if (m.size >= FIGURES_KEPT) m.delete(m.keys().next().value!);
+  m.set(key, value);
+}
+
+/**
+ * One entity's figures. With its prints, remembered by them: the same record (the same `own` print) has the same
+ * figures, and the same record but for ARGUS's PII tags (the same `pii` print) the same PII-looking columns.
+ */
+export function statsVector(e: CatalogEntity, prints?: FigurePrints): StatsVector {
+  const hit = prints && vectorsByPrint.get(prints.own);
+  if (hit) return [...hit] as StatsVector;
+  let looks: Uint8Array | undefined;
+  if (prints) {
+    looks = looksByPrint.get(prints.pii);
+    if (!looks || looks.length !== e.columns.length)
+      keepBounded(looksByPrint, prints.pii, (looks = new Uint8Array(e.columns.length)));
+  }
+  const s = emptyStats();
+  countEntity(s, e, looks);
   const src = s.sources;
-  return [s.describable, src.human, src.inherited, src.derived, src.model, s.restatements, s.piiLooking, s.tagged];
+  const v: StatsVector = [
+    s.describable,
+    src.human,
+    src.inherited,
+    src.derived,
+    src.model,
+    s.restatements,
+    s.piiLooking,
+    s.tagged,
+  ];
+  if (prints) keepBounded(vectorsByPrint, prints.own, [...v] as StatsVector);
+  return v;
 }
 
 /** Add an entity's vector into `to`. */
@@ -87,29 +136,33 @@ export function isStatsVector(v: unknown): v is StatsVector {
  */
 export function catalogStats(entities: CatalogEntity[]): CatalogStats {
   const stats = emptyStats();
-  const count = (
-    holder: { description?: string; description_source?: string },
-    entity: CatalogEntity,
-    column?: string,
-  ) => {
+  for (const e of entities) countEntity(stats, e);
+  return stats;
+}
+
+/** Count `e` into `stats`; `looks`: its columns' looksLikePii answers so far (catalogStats' memo), filled in. */
+function countEntity(stats: CatalogStats, e: CatalogEntity, looks?: Uint8Array): void {
+  const count = (holder: { description?: string; description_source?: string }, column?: string) => {
     const text = holder.description;
     if (text === undefined || text.trim() === '') return;
-    if (isUninformative(text, entity, column) || isRestatement(text, entity, column)) {
+    if (isUninformative(text, e, column) || isRestatement(text, e, column)) {
       stats.restatements++;
       return;
     }
     stats.described++;
     stats.sources[holder.description_source === 'argus' ? basisOfArgusText(text) : 'human']++;
   };
-  for (const e of entities) {
-    stats.describable += 1 + e.columns.length;
-    count(e, e);
-    for (const c of e.columns) {
-      count(c, e, c.name);
-      const isTagged = c.tags.some((t) => t.kind === 'pii');
-      if (isTagged) stats.tagged++;
-      if (isTagged || (!e.pii_exceptions.includes(c.name) && looksLikePii(c, e))) stats.piiLooking++;
-    }
-  }
-  return stats;
+  const looksLike = (c: CatalogColumn, i: number): boolean => {
+    if (!looks) return looksLikePii(c, e);
+    if (looks[i] === 0) looks[i] = looksLikePii(c, e) ? 2 : 1;
+    return looks[i] === 2;
+  };
+  stats.describable += 1 + e.columns.length;
+  count(e);
+  e.columns.forEach((c, i) => {
+    count(c, c.name);
+    const isTagged = c.tags.some((t) => t.kind === 'pii');
+    if (isTagged) stats.tagged++;
+    if (isTagged || (!e.pii_exceptions.includes(c.name) && looksLike(c, i))) stats.piiLooking++;
+  });
 }
