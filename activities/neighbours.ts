@@ -51,7 +51,7 @@ export async function loadNeighbours(
     const askers: CatalogEntity[] = [];
     for (const e of todo) {
       asked.now = false;
-      forgetDescriptionFacts(e);
+      forgetDescriptionFacts(e, neighbours);
       descriptionFacts(e, ctx, neighbours);
       if (asked.now) askers.push(e);
     }
@@ -63,7 +63,7 @@ export async function loadNeighbours(
     todo = askers;
   }
   // The last round's askers were computed before their last load: computed again when next asked.
-  for (const e of todo) forgetDescriptionFacts(e);
+  for (const e of todo) forgetDescriptionFacts(e, neighbours);
   return neighbours;
 }
 

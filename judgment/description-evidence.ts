@@ -360,17 +360,24 @@ function tableFact(entity: CatalogEntity, ctx: CatalogContext, neighbours: Neigh
   return undefined;
 }
 
-const factsCache = new WeakMap<CatalogEntity, { ctx: CatalogContext; neighbours: Neighbours; facts: EntityFacts }>();
+/**
+ * Facts remembered per neighbours object, then per entity: they die with the neighbours they were computed from (a
+ * page's, activities/neighbours.ts), not with the entity, which a catalog store may keep for many pages longer. Kept
+ * per entity, each entry held its page's whole neighbourhood (every neighbour's view and its memos) alive as long as
+ * any one of the page's entities was kept.
+ */
+const factsCache = new WeakMap<Neighbours, WeakMap<CatalogEntity, { ctx: CatalogContext; facts: EntityFacts }>>();
 
-/** Drop `entity`'s remembered facts: its neighbours grew since they were computed (activities/neighbours.ts). */
-export function forgetDescriptionFacts(entity: CatalogEntity): void {
-  factsCache.delete(entity);
+/** Drop `entity`'s facts computed with `neighbours`: they grew since (activities/neighbours.ts). */
+export function forgetDescriptionFacts(entity: CatalogEntity, neighbours: Neighbours): void {
+  factsCache.get(neighbours)?.delete(entity);
 }
 
 /** Every fact the catalog establishes about `entity`'s table and columns (only those with one appear). */
 export function descriptionFacts(entity: CatalogEntity, ctx: CatalogContext, neighbours: Neighbours): EntityFacts {
-  const hit = factsCache.get(entity);
-  if (hit && hit.ctx === ctx && hit.neighbours === neighbours) return hit.facts;
+  let kept = factsCache.get(neighbours);
+  const hit = kept?.get(entity);
+  if (hit && hit.ctx === ctx) return hit.facts;
   const columns = new Map<string, DescriptionFact>();
   for (const c of entity.columns) {
     const fact = columnFact(entity, c, ctx, neighbours);
@@ -378,7 +385,8 @@ export function descriptionFacts(entity: CatalogEntity, ctx: CatalogContext, nei
   }
   const table = tableFact(entity, ctx, neighbours);
   const facts = { table: table && table.text.length <= MAX_TEXT ? table : undefined, columns };
-  factsCache.set(entity, { ctx, neighbours, facts });
+  if (!kept) factsCache.set(neighbours, (kept = new WeakMap()));
+  kept.set(entity, { ctx, facts });
   return facts;
 }
 

@@ -1,6 +1,8 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { FileCatalogAdapter } from '../../catalog/file/adapter';
 import type { CatalogEntityInput } from '../../domain/catalog';
 import { loadNeighbours, pageNeighbours } from '../../activities/neighbours';
@@ -125,4 +127,26 @@ test("a page's review gets its drafter's neighbours (and evidence) while it judg
   const copy = { ...page[0]!, columns: [...page[0]!.columns] };
   expect(await pageNeighbours('ledger#3', catalog, [copy], ctx)).not.toBe(drafter);
   expect(await pageNeighbours('ledger#4', catalog, [page[0]!], ctx, true)).not.toBe(drafter);
+});
+
+test('an entity kept alive does not keep alive the neighbours its facts were computed with', async () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'argus-neighbours-'));
+  const file = path.join(dir, 'catalog.json');
+  writeFileSync(file, JSON.stringify({ format: 'argus-catalog', version: 1, name: 'wh', entities }));
+  const catalog = new FileCatalogAdapter(file);
+  const ctx = createCatalogContext(entities.map((e) => e.id));
+  // The entity stays referenced, as a catalog store's kept entities do, long after its page is done.
+  const { entities: page } = await catalog.getEntities(['mart.people']);
+  const gone = await (async () => {
+    const neighbours = await loadNeighbours(catalog, page, ctx);
+    expect(descriptionFacts(page[0]!, ctx, neighbours).columns.get('login_email')?.text).toContain('raw.people.email');
+    return new WeakRef(neighbours);
+  })();
+  // A WeakRef's target lives to the end of the job that made it: collect on a later turn.
+  await new Promise((r) => setImmediate(r));
+  gc();
+  expect(gone.deref()).toBeUndefined();
+  expect(page[0]!.id).toBe('mart.people');
 });
