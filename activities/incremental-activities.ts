@@ -379,7 +379,7 @@ export async function scanCatalog(
     } else toRead.push(id);
   }
   for (let i = 0; i < toRead.length; i += SCAN_CHUNK) {
-    const read = await catalog.getEntities(toRead.slice(i, i + SCAN_CHUNK), { digests: true });
+    const read = await catalog.getEntities(toRead.slice(i, i + SCAN_CHUNK), { digests: true, once: true });
     const fps = await ownPrints(catalog, read.entities);
     for (const e of read.entities as CatalogEntity[]) {
       const p = fps.get(e.id)!;

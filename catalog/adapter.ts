@@ -85,11 +85,13 @@ export interface CatalogAdapter {
   snapshot(): Promise<CatalogSnapshot>;
   /**
    * Entities by id; records that fail validation come back as `invalid`, never as an error. With `digests`, a
-   * catalog that has recordDigests also gives each entity's, of the very record it was read from.
+   * catalog that has recordDigests also gives each entity's, of the very record it was read from. With `once`, the
+   * read is one pass over the whole catalog (change detection's scan): an adapter that keeps the entities it read for
+   * the reads that follow need not keep these, which would push a page's working set out for records read once.
    */
   getEntities(
     ids: string[],
-    opts?: { digests?: boolean },
+    opts?: { digests?: boolean; once?: boolean },
   ): Promise<{ entities: CatalogEntity[]; invalid: InvalidEntity[]; digests?: Map<string, string> }>;
   /**
    * Write a batch. Never overwrites a person's text unless `overwriteHumanText`. `beforeCommit` runs after the

@@ -26,7 +26,7 @@ export class FileCatalogAdapter implements CatalogAdapter {
     return this.store.snapshot();
   }
 
-  getEntities(ids: string[], opts?: { digests?: boolean }) {
+  getEntities(ids: string[], opts?: { digests?: boolean; once?: boolean }) {
     return this.store.getEntities(ids, opts);
   }
 

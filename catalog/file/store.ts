@@ -320,8 +320,11 @@ function parse(buf: Buffer, file: string, fd: number, mtimeMs: number, size: num
   };
 }
 
-/** The validated entity (kept, or read from the file and validated), or undefined with the reason in `p.invalid`. */
-function validate(p: Parsed, id: string): CatalogEntity | undefined {
+/**
+ * The validated entity (kept, or read from the file and validated), or undefined with the reason in `p.invalid`;
+ * `keep`: an entity read from the file is kept for the reads that follow.
+ */
+function validate(p: Parsed, id: string, keep = true): CatalogEntity | undefined {
   const idx = p.byId.get(id);
   if (idx === undefined || p.invalid.has(id)) return undefined;
   const pinned = p.pinned.get(idx);
@@ -337,7 +340,7 @@ function validate(p: Parsed, id: string): CatalogEntity | undefined {
     throw new Error(`${p.file} changed while ARGUS was reading it`, { cause: e });
   }
   if (p.canonical[idx] === CANONICAL) {
-    remember(p, idx, raw as CatalogEntity);
+    if (keep) remember(p, idx, raw as CatalogEntity);
     return raw as CatalogEntity;
   }
   const r = CatalogEntity.safeParse(raw);
@@ -355,7 +358,7 @@ function validate(p: Parsed, id: string): CatalogEntity | undefined {
   // file's text, which lets most entities skip the slower preserving render.
   const entity = inOrderOf(r.data, raw) as CatalogEntity;
   if (p.canonical[idx] === 0) p.canonical[idx] = stringified(entity, p.indents[idx]) === text ? CANONICAL : VALIDATED;
-  remember(p, idx, entity);
+  if (keep) remember(p, idx, entity);
   return entity;
 }
 
@@ -767,17 +770,20 @@ export class FileCatalogStore implements CatalogStore {
 
   /**
    * Entities by id. With `digests`, also each one's record digest (recordDigests), of the very bytes it was read
-   * from.
+   * from. With `once` (a pass over the whole catalog), entities not kept already are not kept for it, unless the
+   * whole catalog fits in what this store keeps: the pages that follow then read each of them kept, with what
+   * judgment remembered of it.
    */
   async getEntities(
     ids: string[],
-    opts?: { digests?: boolean },
+    opts?: { digests?: boolean; once?: boolean },
   ): Promise<{ entities: CatalogEntity[]; invalid: InvalidEntity[]; digests?: Map<string, string> }> {
     const p = await this.live();
     const entities: CatalogEntity[] = [];
     const invalid: InvalidEntity[] = [];
+    const keep = !opts?.once || p.ids.length <= p.keptMax;
     for (const id of ids) {
-      const e = validate(p, id);
+      const e = validate(p, id, keep);
       if (e) entities.push(e);
       else invalid.push({ id, message: p.invalid.get(id) ?? `entity "${id}" is not in the catalog` });
     }

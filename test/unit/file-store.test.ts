@@ -285,6 +285,26 @@ describe('FileCatalogStore with fewer entities kept in memory than the catalog h
     },
   );
 
+  test('a read once over the whole catalog does not push out what is kept, unless the catalog fits', async () => {
+    const file = catalogFile(undefined, 30);
+    const small = new FileCatalogStore(file, { entitiesKept: 8 });
+    const { ids } = await small.snapshot();
+    const page = (await small.getEntities(ids.slice(0, 3))).entities;
+    const scan = await small.getEntities(ids, { once: true });
+    expect(scan.entities.map((e) => e.id)).toEqual(ids);
+    // The page's entities are still the objects it read (and what judgment remembered of them with them).
+    expect((await small.getEntities(ids.slice(0, 3))).entities).toEqual(page);
+    (await small.getEntities(ids.slice(0, 3))).entities.forEach((e, i) => expect(e).toBe(page[i]));
+    // Read once and not kept: a later read parses the record again.
+    expect((await small.getEntities([ids[20]!])).entities[0]).not.toBe(scan.entities[20]);
+    // A catalog that fits in what the store keeps is kept whole by the same read (another file: a file's parsed
+    // form, with what it keeps, is shared by its stores).
+    const other = catalogFile(undefined, 30);
+    const large = new FileCatalogStore(other, { entitiesKept: 100 });
+    const whole = await large.getEntities(ids, { once: true });
+    for (const k of [0, 20, 29]) expect((await large.getEntities([ids[k]!])).entities[0]).toBe(whole.entities[k]);
+  });
+
   test('the entities a commit changes are what every reader gets until the file holds them, and after', async () => {
     const file = catalogFile(undefined, 30);
     const store = new FileCatalogStore(file, { entitiesKept: 1 });
