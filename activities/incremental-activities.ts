@@ -832,14 +832,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       const ledger = ledgerFor(input.ledgerKey);
       const inc = await ledger.doc<IncrementalDoc>(incrementalDocName);
       if (!inc) return { remembered: 0, forgotten: 0 };
-      // Every detection's fingerprints, the passes' and the one after the last pass (when it ran).
       const pages = await ledger.pageNumbers();
-      const fps: Record<string, string>[] = [];
-      for (let r = 0; pages.length > 0 && r <= input.roundFirstPages.length; r++) {
-        const doc = await ledger.doc<Record<string, string>>(fingerprintsDocName(r));
-        if (doc === undefined) break;
-        fps.push(doc);
-      }
       const judgedIn = new Map<string, number>();
       // Per entity, its proposals whose last decision is not final, and whether any step failed it on any page.
       const openProposals = new Map<string, Set<string>>();
@@ -852,6 +845,30 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       // first pass's scan counted them (absent: as the memory already had them).
       const figures: Record<string, [string, StatsVector]> = {
         ...((await ledger.doc<Record<string, [string, StatsVector]>>(scanStatsDocName)) ?? {}),
+      };
+      // Each detection's fingerprints (the passes' and the one after the last pass, when it ran), one at a time: the
+      // pages come in order, so a pass's are read when its first page comes and let go when the next pass's are.
+      // Detections run in order too: one missing (the sweep stopped before it) means none after it ran.
+      let fpRound = -1;
+      let fps: Record<string, string> | undefined;
+      let detected = pages.length > 0;
+      const detection = async (round: number) => {
+        while (detected && fpRound < round && fpRound < input.roundFirstPages.length) {
+          fpRound++;
+          fps = await ledger.doc<Record<string, string>>(fingerprintsDocName(fpRound));
+          if (fps === undefined) detected = false;
+          else if (fpRound > 0) await absorb(fpRound, fps);
+        }
+        return detected && fpRound === round ? fps : undefined;
+      };
+      // An entity whose change after it was judged no reading needs (ARGUS's own tags) is remembered as it is then: as
+      // each later detection found it, the entry of the pass that judged it (a later pass judging it again replaces it).
+      const absorb = async (round: number, prints: Record<string, string>) => {
+        for (const id of (await ledger.doc<string[]>(absorbedDocName(round))) ?? []) {
+          const e = entries[id];
+          const p = unpack(prints[id]);
+          if (e && p !== undefined && (judgedIn.get(id) ?? round) < round) [e.fp, e.p] = [p.fp, readingsOf(p)];
+        }
       };
       for (const n of pages) {
         let ids: string[];
@@ -886,8 +903,9 @@ export function createIncrementalActivities(deps: ActivityDeps) {
             o!.reviewer.startsWith('human:') ? peoplesDecision(p, d, o!.reviewer, now) : [p.id, d, o!.reviewer],
           );
         }
+        const roundPrints = await detection(round);
         for (const id of ids) {
-          const prints = unpack(fps[round]?.[id]);
+          const prints = unpack(roundPrints?.[id]);
           if (prints === undefined) continue;
           judgedIn.set(id, round);
           entries[id] = {
@@ -899,18 +917,14 @@ export function createIncrementalActivities(deps: ActivityDeps) {
           };
         }
       }
+      // The detections after the last page's pass (the one after the last pass above all).
+      await detection(input.roundFirstPages.length);
+      fps = undefined;
       for (const [id, e] of Object.entries(entries)) {
         e.final = !openProposals.get(id)?.size && !everFailed.has(id) && !failed.has(id);
         const d = [...(decisions.get(id)?.values() ?? [])].slice(-MEMORY_DECISIONS_PER_ENTITY);
+        decisions.delete(id);
         if (d.length) e.d = d;
-      }
-      // An entity whose change after it was judged no reading needs (ARGUS's own tags) is remembered as it is now.
-      for (let r = 1; r < fps.length; r++) {
-        for (const id of (await ledger.doc<string[]>(absorbedDocName(r))) ?? []) {
-          const e = entries[id];
-          const prints = unpack(fps[r]![id]);
-          if (e && prints !== undefined && (judgedIn.get(id) ?? r) < r) [e.fp, e.p] = [prints.fp, readingsOf(prints)];
-        }
       }
       for (const [id, e] of Object.entries(entries)) {
         const f = figures[id];

@@ -69,9 +69,10 @@ export interface FigurePrints {
 /**
  * Records whose figures are remembered by their prints, at most: a page's figures are counted before its writes and
  * after each part of them, each time on an entity read afresh, so a memory kept per object (looksLikePii's) misses
- * whenever the catalog outgrows the entities its store keeps. Some 200 bytes each.
+ * whenever the catalog outgrows the entities its store keeps. Some 200 bytes each; twice the pages in flight (ten
+ * of a thousand by default) hold what a page asks again.
  */
-const FIGURES_KEPT = 60_000;
+const FIGURES_KEPT = 20_000;
 const vectorsByPrint = new Map<string, StatsVector>();
 /** Per column of a record (by its `pii` print): 0 not asked, 1 not PII-looking, 2 PII-looking. */
 const looksByPrint = new Map<string, Uint8Array>();
