@@ -781,7 +781,9 @@ export class FileCatalogStore implements CatalogStore {
     const p = await this.live();
     const entities: CatalogEntity[] = [];
     const invalid: InvalidEntity[] = [];
-    const keep = !opts?.once || p.ids.length <= p.keptMax;
+    // Two generations of keptMax / 2: a catalog of keptMax read in order turns them over twice and keeps only its
+    // second half, so only a smaller one fits whole.
+    const keep = !opts?.once || p.ids.length < p.keptMax;
     for (const id of ids) {
       const e = validate(p, id, keep);
       if (e) entities.push(e);

@@ -303,6 +303,12 @@ describe('FileCatalogStore with fewer entities kept in memory than the catalog h
     const large = new FileCatalogStore(other, { entitiesKept: 100 });
     const whole = await large.getEntities(ids, { once: true });
     for (const k of [0, 20, 29]) expect((await large.getEntities([ids[k]!])).entities[0]).toBe(whole.entities[k]);
+    // A catalog of exactly what the store keeps does not fit whole (two generations of half each): read once, it
+    // leaves the kept entities as they were.
+    const edge = new FileCatalogStore(catalogFile(undefined, 30), { entitiesKept: 30 });
+    const kept = (await edge.getEntities(ids.slice(0, 3))).entities;
+    await edge.getEntities(ids, { once: true });
+    (await edge.getEntities(ids.slice(0, 3))).entities.forEach((e, i) => expect(e).toBe(kept[i]));
   });
 
   test('the entities a commit changes are what every reader gets until the file holds them, and after', async () => {
