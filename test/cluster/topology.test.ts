@@ -81,12 +81,19 @@ describeCluster('the docker-compose.yml topology from binaries', () => {
     expect(queue.code).toBe(0);
     const pollers = (JSON.parse(queue.stdout) as { pollers: { identity: string }[] }).pollers;
     // An SDK worker's identity is <pid>@<host>; the pid is the node process scripts/run-ts.js started for a worker.
-    const parentOf = (pid: number) => {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    // The server lists every identity that polled in the last minutes, so the workers an earlier test file stopped
+    // (a deploy, a fleet of three) are still there: what runs is the pollers whose process is alive.
+    const parentOf = (pid: number): number[] => {
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      } catch {
+        return []; // gone: a stopped worker's poller
+      }
+      return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])];
     };
     const pollingParents = [...new Set(pollers.map((p) => Number(p.identity.split('@')[0])))]
-      .map(parentOf)
+      .flatMap(parentOf)
       .sort((a, b) => a - b);
     expect(pollingParents).toEqual(Object.values(clusterState().pids.workers).sort((a, b) => a - b));
   });
