@@ -14,6 +14,8 @@ export function auditFileFor(stateDir: string, identity: CatalogIdentity, catalo
 interface Index {
   offset: number;
   applied: Map<string, AppliedBy>; // proposalId -> who wrote it (undone ones removed)
+  /** One AppliedBy per sweep and run: a large catalog's log has a few writers and a hundred thousand writes. */
+  writers: Map<string, AppliedBy>;
   pagesLogged: Set<string>; // `${ledgerKey}#${page}` of fully logged pages
   /** Lines that do not parse: a write cut short by a crash. Skipped, counted, never fatal. */
   brokenLines: number;
@@ -114,12 +116,13 @@ export class AuditLog implements AuditTrail {
   private async readNew(): Promise<Index> {
     let idx = indexes.get(this.file);
     if (!idx) {
-      idx = { offset: 0, applied: new Map(), pagesLogged: new Set(), brokenLines: 0 };
+      idx = { offset: 0, applied: new Map(), writers: new Map(), pagesLogged: new Set(), brokenLines: 0 };
       indexes.set(this.file, idx);
     }
     const reset = (i: Index) => {
       i.offset = 0;
       i.applied.clear();
+      i.writers.clear();
       i.pagesLogged.clear();
       i.brokenLines = 0;
     };
@@ -152,8 +155,7 @@ export class AuditLog implements AuditTrail {
           if (line.startsWith(DECISION_PREFIX) || !line.trim()) continue;
           const e = parseLine(line);
           if (!e) idx.brokenLines++;
-          else if (e.type === 'write')
-            idx.applied.set(e.proposalId, { sweepId: e.sweepId, ...(e.ledgerKey ? { ledgerKey: e.ledgerKey } : {}) });
+          else if (e.type === 'write') idx.applied.set(e.proposalId, writerOf(idx, e.sweepId, e.ledgerKey));
           else if (e.type === 'undo') idx.applied.delete(e.proposalId);
           else if (e.type === 'page') idx.pagesLogged.add(auditPageKey(e.ledgerKey, e.page, e.round));
         }
@@ -164,6 +166,17 @@ export class AuditLog implements AuditTrail {
     }
     return idx;
   }
+}
+
+/** The shared AppliedBy of a sweep's run (callers only read it). */
+function writerOf(idx: Index, sweepId: string, ledgerKey: string | undefined): AppliedBy {
+  const key = `${sweepId}\u0000${ledgerKey ?? ''}`;
+  let by = idx.writers.get(key);
+  if (!by) {
+    by = Object.freeze({ sweepId, ...(ledgerKey ? { ledgerKey } : {}) });
+    idx.writers.set(key, by);
+  }
+  return by;
 }
 
 /** One audit line, or undefined for a line a crash cut short (it ends where the next append begins). */

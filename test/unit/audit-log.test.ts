@@ -117,4 +117,20 @@ describe('AuditLog applied index', () => {
     expect(await log.pageLogged('sweep/a@run-2', 3)).toBe(false);
     expect((await log.applied()).get('p-1')).toEqual({ sweepId: 's1', ledgerKey: 'sweep/a@run-1' });
   });
+
+  test("the writes of one run share one writer record, so the index's size is its proposal ids", async () => {
+    const log = new AuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'audit-')), 'i.jsonl'));
+    const run = (id: string, ledgerKey?: string) => ({ ...write(id), ...(ledgerKey ? { ledgerKey } : {}) });
+    await log.append([run('p-1', 'sweep/a@run-1'), run('p-2', 'sweep/a@run-1'), run('p-3', 'sweep/a@run-2')]);
+    await log.applied(); // the index reads the log so far; the next read starts where this one ended
+    await log.append([run('p-4', 'sweep/a@run-1'), run('p-5'), run('p-6')]);
+    const applied = await log.applied();
+    const by = (id: string) => applied.get(id);
+    expect(by('p-1')).toBe(by('p-2'));
+    expect(by('p-1')).toBe(by('p-4')); // read by the index's second read
+    expect(by('p-5')).toBe(by('p-6'));
+    expect(by('p-3')).not.toBe(by('p-1'));
+    expect(by('p-5')).not.toBe(by('p-1'));
+    expect([by('p-3'), by('p-5')]).toEqual([{ sweepId: 's1', ledgerKey: 'sweep/a@run-2' }, { sweepId: 's1' }]);
+  });
 });
