@@ -17,26 +17,22 @@ export interface CatalogContext {
   resolve(name: string): string | undefined;
 }
 
-interface IndexedId {
-  id: string;
-  parts: string[];
-}
-
 /** Build a context over the catalog's entity ids. Pure; later changes to `ids` are not seen. */
 export function createCatalogContext(ids: Iterable<string>): CatalogContext {
   const known = new Set<string>();
   // Both "reference is a suffix of the id" and "id is a suffix of the reference" share the last part,
-  // so indexing by it keeps resolve cheap on large catalogs.
-  const byLastPart = new Map<string, IndexedId[]>();
+  // so indexing by it keeps resolve cheap on large catalogs. A bucket holds ids only (most hold one), and their
+  // parts are split again when a reference meets them: kept split, they were most of a large catalog's index.
+  const byLastPart = new Map<string, string | string[]>();
   for (const id of ids) {
     if (known.has(id)) continue;
     known.add(id);
-    const parts = splitQualifiedName(id);
-    const last = parts[parts.length - 1];
+    const last = lastPartOf(id);
     if (last === undefined) continue;
     const bucket = byLastPart.get(last);
-    if (bucket) bucket.push({ id, parts });
-    else byLastPart.set(last, [{ id, parts }]);
+    if (bucket === undefined) byLastPart.set(last, id);
+    else if (typeof bucket === 'string') byLastPart.set(last, [bucket, id]);
+    else bucket.push(id);
   }
 
   // Every view's SQL names its tables again for the scan, the drafter, the gate and the write: answers are kept
@@ -57,7 +53,8 @@ export function createCatalogContext(ids: Iterable<string>): CatalogContext {
     const ref = splitQualifiedName(name);
     const last = ref[ref.length - 1];
     if (last === undefined) return undefined;
-    const bucket = byLastPart.get(last) ?? [];
+    const ids = byLastPart.get(last) ?? [];
+    const bucket = (typeof ids === 'string' ? [ids] : ids).map((id) => ({ id, parts: splitQualifiedName(id) }));
     const exact = bucket.filter((e) => sameParts(e.parts, ref));
     if (exact.length === 1) return exact[0]!.id;
     if (exact.length > 1) return exact.find((e) => e.id === name)?.id;
@@ -112,6 +109,11 @@ export function splitQualifiedName(name: string): string[] {
   }
   if (current.trim() !== '') parts.push(current.trim().toLowerCase());
   return parts;
+}
+
+function lastPartOf(id: string): string | undefined {
+  const parts = splitQualifiedName(id);
+  return parts[parts.length - 1];
 }
 
 function sameParts(a: string[], b: string[]): boolean {
