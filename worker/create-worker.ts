@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import * as fs from 'node:fs';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { heartbeatInterceptor } from '../activities/heartbeat';
+import { HEARTBEAT_SENT_EVERY, heartbeatInterceptor } from '../activities/heartbeat';
 import { databaseOutageInterceptor } from '../activities/failures';
 import { bundledDemoCatalog } from '../activities/paths';
 import { openStateStore } from '../state/open';
@@ -71,6 +71,10 @@ export async function createArgusWorker(opts: ArgusWorkerOptions): Promise<Worke
       ...(tracing && !opts.workflowBundle ? { workflowModules: [...tracing.workflowModules] } : {}),
     },
     ...(tracing ? { sinks: tracing.sinks } : {}),
+    // The SDK sends a running activity's beats to the server at most once per 0.8 x its heartbeat timeout: 8 s of
+    // the 10 s ARGUS gives, which left a loaded server 2 s to record each and timed live attempts out (a retry ran
+    // beside the first). Every 2 s leaves it 8 s, and a dead worker is still noticed in 10.
+    maxHeartbeatThrottleInterval: HEARTBEAT_SENT_EVERY,
     ...(c.maxConcurrentActivityTaskExecutions
       ? { maxConcurrentActivityTaskExecutions: c.maxConcurrentActivityTaskExecutions }
       : {}),

@@ -9,6 +9,8 @@ import type { SweepReport } from '../../domain/report';
 import type { SweepInput } from '../../domain/sweep';
 import type { AuditEntry } from '../../state/store';
 import { undoSweep } from '../../activities/undo';
+import { msToNumber as msOf } from '@temporalio/common/lib/time';
+import { CATALOG_OPTIONS, REPORT_OPTIONS, WRITE_OPTIONS, modelActivityOptions } from '../../workflows/activities';
 
 const w = useArgusWorker('tq-sweep');
 
@@ -144,6 +146,19 @@ describe('sweepWorkflow on the demo catalog (mechanical review)', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.length).toBe(report.written);
   });
+});
+
+test("the worker sends beats well inside every activity's heartbeat timeout (a loaded server still keeps attempts alive)", () => {
+  const throttle = w.tw.worker.options.maxHeartbeatThrottleIntervalMs;
+  const timeouts = [
+    CATALOG_OPTIONS,
+    WRITE_OPTIONS,
+    REPORT_OPTIONS,
+    modelActivityOptions({ throttleAttemptsBeforeRotation: 3, endpoints: [] }),
+  ].map((o) => msOf(o.heartbeatTimeout!));
+  expect(throttle).toBeGreaterThan(0);
+  // The SDK sends at most once per min(0.8 x timeout, this): each beat may reach the server late by most of a timeout.
+  for (const t of timeouts) expect(t - Math.min(0.8 * t, throttle)).toBeGreaterThanOrEqual(0.75 * t);
 });
 
 describe('sweepWorkflow input and failures', () => {
