@@ -126,3 +126,17 @@ export const databaseOutageInterceptor: ActivityInterceptorsFactory = () => ({
     },
   },
 });
+
+/**
+ * `read`'s value, or `fallback` when it fails: a record damaged or missing is left out by the caller, as it says.
+ * A database away is not: that error passes, the attempt fails, and Temporal runs it again once the database answers
+ * (a page's outcomes read as none would be remembered as undecided).
+ */
+export async function unlessOutage<T>(read: Promise<T>, fallback: T): Promise<T> {
+  try {
+    return await read;
+  } catch (e) {
+    if (connectionFailureOf(e)) throw e;
+    return fallback;
+  }
+}

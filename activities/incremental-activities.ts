@@ -38,6 +38,7 @@ import {
 import type { StateStore, SweepLedger } from '../state/store';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 import { heldForPeople } from './review-activities';
+import { connectionFailureOf, unlessOutage } from './failures';
 
 /** Entities read at once while fingerprinting a catalog. */
 const SCAN_CHUNK = 1000;
@@ -481,6 +482,8 @@ async function loadMemory(store: StateStore, key: string): Promise<MemoryRead> {
   try {
     return await store.memory.load(key);
   } catch (e) {
+    // A database away is retried with the attempt; judging a whole catalog again is for a memory that is lost.
+    if (connectionFailureOf(e)) throw e;
     return { status: 'untrusted', why: `the memory could not be read (${(e as Error).message.slice(0, 300)})` };
   }
 }
@@ -674,9 +677,9 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         for (const id of changed) if (atStart[id]?.length) settled[id] = [...atStart[id]];
         for (const n of await ledger.pageNumbers()) {
           const outcomes = new Map(
-            (await ledger.outcomes(n).catch(() => [] as Outcome[])).map((o) => [o.proposalId, o]),
+            (await unlessOutage(ledger.outcomes(n), [] as Outcome[])).map((o) => [o.proposalId, o]),
           );
-          for (const p of await ledger.proposals(n).catch(() => [])) {
+          for (const p of await unlessOutage(ledger.proposals(n), [])) {
             const o = outcomes.get(p.id);
             if (selected.has(p.entityId) && o && (o.decision === 'approved' || heldForPeople(o)))
               (settled[p.entityId] ??= []).push(p.id);
@@ -874,16 +877,19 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         let ids: string[];
         try {
           ids = await ledger.pageIds(n);
-        } catch {
+        } catch (e) {
+          if (connectionFailureOf(e)) throw e;
           continue; // the page never loaded: its entities stay as the memory had them
         }
         Object.assign(figures, (await ledger.doc<Record<string, [string, StatsVector]>>(pageStatsDocName(n))) ?? {});
         const round = passOfPage(input.roundFirstPages, n);
-        const outcomes = new Map((await ledger.outcomes(n).catch(() => [] as Outcome[])).map((o) => [o.proposalId, o]));
-        const w = await ledger.allWrites(n).catch(() => undefined);
+        const outcomes = new Map(
+          (await unlessOutage(ledger.outcomes(n), [] as Outcome[])).map((o) => [o.proposalId, o]),
+        );
+        const w = await unlessOutage(ledger.allWrites(n), undefined);
         const inCatalog = new Set([...(w?.written ?? []), ...(w?.already ?? []), ...(w?.keptHuman ?? [])]);
         for (const f of await ledger.failures(n)) everFailed.add(f.entity);
-        for (const p of await ledger.proposals(n).catch(() => [])) {
+        for (const p of await unlessOutage(ledger.proposals(n), [])) {
           const o = outcomes.get(p.id);
           const d = finalDecision(o, inCatalog.has(p.id));
           // A proposal's last decision in the sweep counts: one left open in a pass and not proposed again in a

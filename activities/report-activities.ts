@@ -17,9 +17,19 @@ import { addStats, emptyStats, type CatalogStats } from '../judgment/catalog-sta
 import { createIncrementalActivities, statsBeforeDocName } from './incremental-activities';
 import { ReportSpool } from './report-spool';
 import { sweepContext, type ActivityDeps } from './sweep-context';
+import { connectionFailureOf } from './failures';
 
 /** An error's message, bounded, for a sentence in the report. */
 const whyOf = (e: unknown): string => String((e as Error)?.message ?? e).slice(0, 300);
+
+/**
+ * A database away (refused, dropped, a pool that found no connection in time) is no damage to report: it fails
+ * the attempt, and Temporal runs the report again once the database answers. Only when that outlasts the retries
+ * does the sweep end with the counts it has (workflows/sweep/summary.ts), partial.
+ */
+function throwIfOutage(e: unknown): void {
+  if (connectionFailureOf(e)) throw e;
+}
 
 function emptyKinds(): Record<ProposalChange['kind'], KindCounts> {
   const z = (): KindCounts => ({ proposed: 0, approved: 0, rejected: 0, not_reviewed: 0, written: 0 });
@@ -64,6 +74,7 @@ export function createReportActivities(deps: ActivityDeps) {
         try {
           await rememberSweep(input.remember);
         } catch (e) {
+          throwIfOutage(e);
           const note = `the memory could not be saved (${whyOf(e)}): the next sweep judges these entities again`;
           input.incremental.note = input.incremental.note ? `${input.incremental.note}; ${note}` : note;
           notRecorded.push(note);
@@ -164,6 +175,7 @@ export function createReportActivities(deps: ActivityDeps) {
           await spoolAdd(pageRows);
           for (const c of await ledger.calls(n)) usage.add(c);
         } catch (e) {
+          throwIfOutage(e);
           // A page whose records cannot be read (a damaged ledger file) leaves the rest of the report standing;
           // what it counted up to the damage stays counted, and the report is partial.
           unreadPages.push({ page: n, why: whyOf(e) });
@@ -250,8 +262,9 @@ export function createReportActivities(deps: ActivityDeps) {
           await spool.finish(report);
           await ledger.publishReport(ledger.reportFile());
         } catch (e) {
-          spoolFailed = whyOf(e);
           await spool.abort().catch(() => undefined);
+          throwIfOutage(e);
+          spoolFailed = whyOf(e);
         }
       if (spoolFailed)
         notRecorded.push(
