@@ -72,6 +72,15 @@ const PAGES_KEPT = 16;
 const kept = new Map<string, { entities: Map<string, CatalogEntity>; neighbours: Neighbours }>();
 
 /**
+ * Let go of the neighbours kept for the pages of `ledgerKey` (`page`: only that one). A review with no description
+ * to check never asks for them, and a sweep's last pages leave theirs: each page's neighbourhood is megabytes.
+ */
+export function forgetPageNeighbours(ledgerKey: string, page?: number): void {
+  if (page !== undefined) kept.delete(`${ledgerKey}#${page}`);
+  else for (const key of [...kept.keys()]) if (key.startsWith(`${ledgerKey}#`)) kept.delete(key);
+}
+
+/**
  * A page's neighbours, loaded once for its drafter and its review: the review of a page whose entities are the very
  * objects the drafter judged gets the drafter's neighbours, and with them the evidence already computed
  * (descriptionFacts remembers it per neighbours object), so a page's evidence is computed once, not once per read.

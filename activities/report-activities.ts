@@ -18,6 +18,7 @@ import { createIncrementalActivities, statsBeforeDocName } from './incremental-a
 import { ReportSpool } from './report-spool';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 import { connectionFailureOf } from './failures';
+import { forgetPageNeighbours } from './neighbours';
 
 /** An error's message, bounded, for a sentence in the report. */
 const whyOf = (e: unknown): string => String((e as Error)?.message ?? e).slice(0, 300);
@@ -68,6 +69,12 @@ export function createReportActivities(deps: ActivityDeps) {
       /** rememberSweep's input, to remember the sweep's decisions before the report is built. */
       remember?: Parameters<typeof rememberSweep>[0];
     }): Promise<SweepReport> {
+      // The pages are done: what was kept to read them fast is let go before the memory and the report (their
+      // peak is a large sweep's), here and in the catalog (a file catalog's kept entities).
+      forgetPageNeighbours(input.ledgerKey);
+      await catalogOf(ledgerFor(input.ledgerKey))
+        .then(({ catalog }) => catalog.release?.())
+        .catch(() => undefined);
       // Bookkeeping after the writes never fails the sweep: what could not be recorded is said in the report.
       const notRecorded: string[] = [];
       if (input.remember && input.incremental) {

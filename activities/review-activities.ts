@@ -14,7 +14,7 @@ import { mechanicalReview } from '../judgment/gate/mechanical-gate';
 import { summarize } from '../judgment/agents';
 import { catalogContext } from './catalog-access';
 import { NO_NEIGHBOURS } from '../judgment/description-evidence';
-import { pageNeighbours } from './neighbours';
+import { forgetPageNeighbours, pageNeighbours } from './neighbours';
 import { confirmBySamples } from '../judgment/pii/samples';
 import { sampledEvidence } from './value-sampling';
 import { sweepContext, type ActivityDeps } from './sweep-context';
@@ -63,6 +63,9 @@ export function createReviewActivities(deps: ActivityDeps) {
         describing.length > 0
           ? await pageNeighbours(`${input.ledgerKey}#${input.pageIndex}`, catalog, describing, ctx, true)
           : NO_NEIGHBOURS;
+      // The drafter's review is their last reader, with descriptions to check or none.
+      if (describing.length === 0 && inPart(input.part, 'description-drafter'))
+        forgetPageNeighbours(input.ledgerKey, input.pageIndex);
       const outcomes: Outcome[] = [];
       const passed: Record<string, string[]> = {};
       let approved = 0;

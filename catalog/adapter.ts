@@ -125,6 +125,11 @@ export interface CatalogAdapter {
    * Absent or empty: nothing to say.
    */
   notes?(): Promise<string[]>;
+  /**
+   * The sweep has read what it judges (its pages are done): let go of what is kept only to make the reads that
+   * follow fast. Reads still work, from the source. Absent: nothing is kept that way.
+   */
+  release?(): void;
   /** Take recorded writes back, newest first as given; a value changed since is left alone (`conflict`). */
   revertRepairs(batch: RevertRequest[]): Promise<RevertOutcome[]>;
   /**

@@ -34,6 +34,10 @@ export class FileCatalogAdapter implements CatalogAdapter {
     return this.store.recordDigests(ids);
   }
 
+  release() {
+    this.store.release();
+  }
+
   applyRepairs(
     batch: Parameters<CatalogAdapter['applyRepairs']>[0],
     opts: Parameters<CatalogAdapter['applyRepairs']>[1],

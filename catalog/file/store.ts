@@ -763,6 +763,12 @@ export class FileCatalogStore implements CatalogStore {
     }
   }
 
+  /** Let go of the entities kept for fast reads (Parsed.kept); the file's layout stays parsed, reads read the file. */
+  release(): void {
+    const p = cache.get(this.file);
+    if (p) p.kept = { young: new Map(), old: new Map() };
+  }
+
   async snapshot(): Promise<CatalogSnapshot> {
     const p = await this.load();
     return { name: p.name, ids: p.ids };

@@ -582,3 +582,24 @@ describe('FileCatalogStore path errors', () => {
     },
   );
 });
+
+describe('FileCatalogStore release', () => {
+  test('lets go of the entities it keeps; reads and writes go on from the file, as they were', async () => {
+    const file = catalogFile(2, 40);
+    const store = new FileCatalogStore(file);
+    const { ids } = await store.snapshot();
+    const first = (await store.getEntities(ids)).entities;
+    const again = (await store.getEntities(ids)).entities;
+    expect(again.every((e, i) => e === first[i])).toBe(true); // kept: the same objects
+    store.release();
+    const fresh = (await store.getEntities(ids)).entities;
+    expect(fresh.some((e, i) => e === first[i])).toBe(false); // read anew
+    expect(fresh).toEqual(first);
+    // A write after a release lands, and what is read next is what it wrote.
+    store.release();
+    const id = await describeFirst(new FileCatalogStore(file), 'Written after a release.');
+    const [read] = (await store.getEntities([id])).entities;
+    expect(read!.description).toBe('Written after a release.');
+    expect(JSON.parse(readFileSync(file, 'utf8')).entities[0].description).toBe('Written after a release.');
+  });
+});

@@ -5,7 +5,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { FileCatalogAdapter } from '../../catalog/file/adapter';
 import type { CatalogEntityInput } from '../../domain/catalog';
-import { loadNeighbours, pageNeighbours } from '../../activities/neighbours';
+import { forgetPageNeighbours, loadNeighbours, pageNeighbours } from '../../activities/neighbours';
 import { createCatalogContext } from '../../judgment/catalog-context';
 import { descriptionFacts } from '../../judgment/description-evidence';
 
@@ -149,4 +149,27 @@ test('an entity kept alive does not keep alive the neighbours its facts were com
   gc();
   expect(gone.deref()).toBeUndefined();
   expect(page[0]!.id).toBe('mart.people');
+});
+
+test("forgetting a sweep's pages lets their neighbours go: one page, or all of one ledger's and no other's", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'argus-neighbours-'));
+  const file = path.join(dir, 'catalog.json');
+  writeFileSync(file, JSON.stringify({ format: 'argus-catalog', version: 1, name: 'wh', entities }));
+  const catalog = new FileCatalogAdapter(file);
+  const ctx = createCatalogContext(entities.map((e) => e.id));
+  const { entities: page } = await catalog.getEntities(['mart.people', 'stg.people']);
+  const kept = async (key: string) => pageNeighbours(key, catalog, page, ctx);
+  const a1 = await kept('sweep/a@r1#1');
+  const a2 = await kept('sweep/a@r1#2');
+  const a10 = await kept('sweep/a@r10#1');
+  const b1 = await kept('sweep/b@r1#1');
+  expect(await kept('sweep/a@r1#1')).toBe(a1);
+  forgetPageNeighbours('sweep/a@r1', 1);
+  expect(await kept('sweep/a@r1#1')).not.toBe(a1);
+  expect(await kept('sweep/a@r1#2')).toBe(a2);
+  forgetPageNeighbours('sweep/a@r1');
+  expect(await kept('sweep/a@r1#2')).not.toBe(a2);
+  // A ledger whose key starts like another's keeps its own, and so does another sweep's.
+  expect(await kept('sweep/a@r10#1')).toBe(a10);
+  expect(await kept('sweep/b@r1#1')).toBe(b1);
 });
