@@ -442,6 +442,28 @@ async function printsAfterWrites(ledger: SweepLedger): Promise<Map<string, Effec
 }
 
 /** The first pass's kept prints with each page's entities as its last write left them laid over (printsAfterWrites). */
+/**
+ * What the memory keeps of keptAfterWrites: each entity's record prints, as its page's last write left them (absent:
+ * no record digest). Read doc by doc, the reads' lists dropped as each comes: at 100,000 entities the whole record
+ * of kept prints is some 60 MB more than these.
+ */
+async function recordPrintsAfterWrites(ledger: SweepLedger): Promise<Map<string, RecordPrints> | undefined> {
+  const out = new Map<string, RecordPrints>();
+  const add = (doc: Record<string, KeptPrints>) => {
+    for (const [id, k] of Object.entries(doc)) {
+      const rec = recordPrintsOf(k);
+      if (rec) out.set(id, rec);
+      else out.delete(id);
+    }
+  };
+  const scan = await ledger.doc<Record<string, KeptPrints>>(scanPrintsDocName);
+  if (!scan) return undefined;
+  add(scan);
+  for (const n of (await ledger.pageNumbers()).sort((a, b) => a - b))
+    add((await ledger.doc<Record<string, KeptPrints>>(pagePrintsDocName(n))) ?? {});
+  return out;
+}
+
 async function keptAfterWrites(ledger: SweepLedger): Promise<Record<string, KeptPrints> | undefined> {
   const scan = await ledger.doc<Record<string, KeptPrints>>(scanPrintsDocName);
   if (!scan) return undefined;
@@ -938,9 +960,11 @@ export function createIncrementalActivities(deps: ActivityDeps) {
       }
       // With each entity's own fingerprint, what it was computed from (catalogs with record digests): while the record
       // stays byte for byte the same, the next sweep need not read it. Only prints of the same state as `o` count.
-      const afterWrites = inc.recordDigests ? await keptAfterWrites(ledger) : undefined;
-      const recordOf = (id: string, o: string | undefined) =>
-        o !== undefined && afterWrites?.[id]?.[0] === o ? recordPrintsOf(afterWrites[id]) : undefined;
+      const afterWrites = inc.recordDigests ? await recordPrintsAfterWrites(ledger) : undefined;
+      const recordOf = (id: string, o: string | undefined) => {
+        const rec = o === undefined ? undefined : afterWrites?.get(id);
+        return rec?.[1] === o ? rec : undefined;
+      };
       for (const [id, e] of Object.entries(entries)) {
         const rec = recordOf(id, e.o);
         if (rec) e.rec = rec;
@@ -987,7 +1011,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
           }
           // Carried over as counted, its record read this time without a digest the memory has: the digest is kept
           // now (a memory written by an earlier version, or a record whose text changed and not what it says).
-          for (const id of Object.keys(afterWrites ?? {})) {
+          for (const id of afterWrites?.keys() ?? []) {
             const was = old.doc.entities[id];
             if (entries[id] || !was) continue;
             const rec = recordOf(id, was.o);
