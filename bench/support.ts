@@ -2,7 +2,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { chownSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { devServerConfigArgs } from '../domain/ids';
+import { devServerConfigArgs, searchAttributeArgs } from '../domain/ids';
 
 export const ROOT = path.resolve(__dirname, '..');
 
@@ -49,12 +49,7 @@ export async function startDevServer(opts: { dbFile?: string; port?: number } = 
       String(uiPort),
       '--log-level',
       'error',
-      '--search-attribute',
-      'ArgusPartial=Bool',
-      '--search-attribute',
-      'ArgusCatalog=Keyword',
-      '--search-attribute',
-      'ArgusMode=Keyword',
+      ...searchAttributeArgs(),
       ...devServerConfigArgs(),
       ...(opts.dbFile ? ['--db-filename', opts.dbFile] : []),
     ],

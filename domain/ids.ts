@@ -11,6 +11,10 @@ export const SEARCH_ATTRIBUTES = [
   { name: SA_MODE, type: 'Keyword' },
 ] as const;
 
+/** `temporal server start-dev` arguments declaring ARGUS's search attributes (the dev servers of tests and benches). */
+export const searchAttributeArgs = (): string[] =>
+  SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.type}`]);
+
 /**
  * Server settings ARGUS gives every Temporal server it starts (dev servers, the built cluster). The transfer queue
  * hands each scheduled workflow task to matching; at the default of 20 reads per second per history shard, a dev

@@ -5,7 +5,7 @@ import { mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { devServerConfigArgs } from '../../domain/ids';
+import { devServerConfigArgs, searchAttributeArgs } from '../../domain/ids';
 import { temporalCliPath } from './temporal-env';
 
 export const ROOT = path.resolve(__dirname, '../..');
@@ -82,8 +82,7 @@ export async function startDevServer(dbFile: string, port: number, timeoutMs = 6
   const log = openSync(logFile, 'a');
   const args = ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port)];
   args.push('--db-filename', dbFile, '--log-level', 'warn');
-  for (const sa of ['ArgusPartial=Bool', 'ArgusCatalog=Keyword', 'ArgusMode=Keyword'])
-    args.push('--search-attribute', sa);
+  args.push(...searchAttributeArgs());
   args.push(...devServerConfigArgs());
   const child = spawn(temporalCliPath(), args, { stdio: ['ignore', log, log], detached: true });
   closeSync(log);
