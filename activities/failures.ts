@@ -128,6 +128,15 @@ export const databaseOutageInterceptor: ActivityInterceptorsFactory = () => ({
 });
 
 /**
+ * A database away (refused, dropped, a pool that found no connection in time) is no damage to work around: it fails
+ * the attempt, and Temporal runs it again once the database answers. Call it first where an error is otherwise
+ * taken as a record lost or damaged.
+ */
+export function throwIfOutage(e: unknown): void {
+  if (connectionFailureOf(e)) throw e;
+}
+
+/**
  * `read`'s value, or `fallback` when it fails: a record damaged or missing is left out by the caller, as it says.
  * A database away is not: that error passes, the attempt fails, and Temporal runs it again once the database answers
  * (a page's outcomes read as none would be remembered as undecided).
@@ -136,7 +145,7 @@ export async function unlessOutage<T>(read: Promise<T>, fallback: T): Promise<T>
   try {
     return await read;
   } catch (e) {
-    if (connectionFailureOf(e)) throw e;
+    throwIfOutage(e);
     return fallback;
   }
 }

@@ -38,7 +38,7 @@ import {
 import type { StateStore, SweepLedger } from '../state/store';
 import { sweepContext, type ActivityDeps } from './sweep-context';
 import { heldForPeople } from './review-activities';
-import { connectionFailureOf, unlessOutage } from './failures';
+import { throwIfOutage, unlessOutage } from './failures';
 
 /** Entities read at once while fingerprinting a catalog. */
 const SCAN_CHUNK = 1000;
@@ -441,35 +441,42 @@ async function printsAfterWrites(ledger: SweepLedger): Promise<Map<string, Effec
   return effectiveFingerprints(own, reads);
 }
 
-/** The first pass's kept prints with each page's entities as its last write left them laid over (printsAfterWrites). */
 /**
- * What the memory keeps of keptAfterWrites: each entity's record prints, as its page's last write left them (absent:
- * no record digest). Read doc by doc, the reads' lists dropped as each comes: at 100,000 entities the whole record
- * of kept prints is some 60 MB more than these.
+ * The first pass's kept prints, then each page's as its last write left them, in page order: `lay` gets each
+ * document in turn (the later ones laid over the earlier). False when the scan's prints are not in the ledger.
+ */
+async function layKeptAfterWrites(
+  ledger: SweepLedger,
+  lay: (doc: Record<string, KeptPrints>) => void,
+): Promise<boolean> {
+  const scan = await ledger.doc<Record<string, KeptPrints>>(scanPrintsDocName);
+  if (!scan) return false;
+  lay(scan);
+  for (const n of (await ledger.pageNumbers()).sort((a, b) => a - b))
+    lay((await ledger.doc<Record<string, KeptPrints>>(pagePrintsDocName(n))) ?? {});
+  return true;
+}
+
+/** The first pass's kept prints with each page's entities as its last write left them laid over (printsAfterWrites). */
+async function keptAfterWrites(ledger: SweepLedger): Promise<Record<string, KeptPrints> | undefined> {
+  const out: Record<string, KeptPrints> = {};
+  return (await layKeptAfterWrites(ledger, (doc) => Object.assign(out, doc))) ? out : undefined;
+}
+
+/**
+ * What the memory keeps of keptAfterWrites: each entity's record prints (absent: no record digest), the reads' lists
+ * dropped as each document comes: at 100,000 entities the whole kept prints are some 60 MB more than these.
  */
 async function recordPrintsAfterWrites(ledger: SweepLedger): Promise<Map<string, RecordPrints> | undefined> {
   const out = new Map<string, RecordPrints>();
-  const add = (doc: Record<string, KeptPrints>) => {
+  const laid = await layKeptAfterWrites(ledger, (doc) => {
     for (const [id, k] of Object.entries(doc)) {
       const rec = recordPrintsOf(k);
       if (rec) out.set(id, rec);
       else out.delete(id);
     }
-  };
-  const scan = await ledger.doc<Record<string, KeptPrints>>(scanPrintsDocName);
-  if (!scan) return undefined;
-  add(scan);
-  for (const n of (await ledger.pageNumbers()).sort((a, b) => a - b))
-    add((await ledger.doc<Record<string, KeptPrints>>(pagePrintsDocName(n))) ?? {});
-  return out;
-}
-
-async function keptAfterWrites(ledger: SweepLedger): Promise<Record<string, KeptPrints> | undefined> {
-  const scan = await ledger.doc<Record<string, KeptPrints>>(scanPrintsDocName);
-  if (!scan) return undefined;
-  for (const n of (await ledger.pageNumbers()).sort((a, b) => a - b))
-    Object.assign(scan, (await ledger.doc<Record<string, KeptPrints>>(pagePrintsDocName(n))) ?? {});
-  return scan;
+  });
+  return laid ? out : undefined;
 }
 
 /**
@@ -505,7 +512,7 @@ async function loadMemory(store: StateStore, key: string): Promise<MemoryRead> {
     return await store.memory.load(key);
   } catch (e) {
     // A database away is retried with the attempt; judging a whole catalog again is for a memory that is lost.
-    if (connectionFailureOf(e)) throw e;
+    throwIfOutage(e);
     return { status: 'untrusted', why: `the memory could not be read (${(e as Error).message.slice(0, 300)})` };
   }
 }
@@ -900,7 +907,7 @@ export function createIncrementalActivities(deps: ActivityDeps) {
         try {
           ids = await ledger.pageIds(n);
         } catch (e) {
-          if (connectionFailureOf(e)) throw e;
+          throwIfOutage(e);
           continue; // the page never loaded: its entities stay as the memory had them
         }
         Object.assign(figures, (await ledger.doc<Record<string, [string, StatsVector]>>(pageStatsDocName(n))) ?? {});

@@ -17,20 +17,11 @@ import { addStats, emptyStats, type CatalogStats } from '../judgment/catalog-sta
 import { createIncrementalActivities, statsBeforeDocName } from './incremental-activities';
 import { ReportSpool } from './report-spool';
 import { sweepContext, type ActivityDeps } from './sweep-context';
-import { connectionFailureOf } from './failures';
+import { throwIfOutage } from './failures';
 import { forgetPageNeighbours } from './neighbours';
 
 /** An error's message, bounded, for a sentence in the report. */
 const whyOf = (e: unknown): string => String((e as Error)?.message ?? e).slice(0, 300);
-
-/**
- * A database away (refused, dropped, a pool that found no connection in time) is no damage to report: it fails
- * the attempt, and Temporal runs the report again once the database answers. Only when that outlasts the retries
- * does the sweep end with the counts it has (workflows/sweep/summary.ts), partial.
- */
-function throwIfOutage(e: unknown): void {
-  if (connectionFailureOf(e)) throw e;
-}
 
 function emptyKinds(): Record<ProposalChange['kind'], KindCounts> {
   const z = (): KindCounts => ({ proposed: 0, approved: 0, rejected: 0, not_reviewed: 0, written: 0 });
